@@ -1,0 +1,20 @@
+namespace CachedCryptography;
+
+/// <summary>The native crypto library that a <see cref="CachedAes"/> caches handles from.</summary>
+public enum CachedAesBackend
+{
+    /// <summary>
+    /// No supported native library was found: every one-shot behaves like stock
+    /// <see cref="System.Security.Cryptography.Aes.Create()"/>, creating a handle per call.
+    /// </summary>
+    StockFallback = 0,
+
+    /// <summary>OpenSSL <c>libcrypto</c> (Linux).</summary>
+    OpenSsl = 1,
+
+    /// <summary>Windows Cryptography API: Next Generation (<c>bcrypt.dll</c>).</summary>
+    Cng = 2,
+
+    /// <summary>Apple CommonCrypto (macOS).</summary>
+    CommonCrypto = 3,
+}
