@@ -1,0 +1,49 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+
+namespace CachedCryptography.Tests.Infrastructure;
+
+/// <summary>
+/// The CachedAes instances every contract test runs against, by name. Adding a backend is one line in
+/// <see cref="s_factories"/> (for example <c>["SimulatedCng"] = () =&gt; new CachedAes(new SimulatedCngBackend())</c>).
+/// </summary>
+public static class BackendData
+{
+    private static readonly Dictionary<string, Func<CachedAes>> s_factories = new(StringComparer.Ordinal)
+    {
+        ["PlatformDefault"] = () => new CachedAes(),
+    };
+
+    /// <summary>Backend names, for <c>[MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]</c>.</summary>
+    public static TheoryData<string> Names
+    {
+        get
+        {
+            var data = new TheoryData<string>();
+            foreach (string name in s_factories.Keys)
+            {
+                data.Add(name);
+            }
+
+            return data;
+        }
+    }
+
+    /// <summary>All backend names.</summary>
+    public static IReadOnlyList<string> All => s_factories.Keys.ToList();
+
+    /// <summary>A new CachedAes over the named backend.</summary>
+    public static CachedAes Create(string backend) =>
+        s_factories.TryGetValue(backend, out Func<CachedAes>? factory)
+            ? factory()
+            : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
+
+    /// <summary>A new CachedAes over the named backend, keyed with <paramref name="key"/>.</summary>
+    public static CachedAes Create(string backend, byte[] key)
+    {
+        CachedAes aes = Create(backend);
+        aes.Key = key;
+        return aes;
+    }
+}

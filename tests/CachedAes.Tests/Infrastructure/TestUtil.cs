@@ -1,0 +1,56 @@
+using System;
+using System.Security.Cryptography;
+
+namespace CachedCryptography.Tests.Infrastructure;
+
+/// <summary>Small helpers shared by the core tests.</summary>
+internal static class TestUtil
+{
+    public const string ConcurrencyMessage = "Concurrent operations from multiple threads on this type are not supported.";
+    public const string IncompleteBlockMessage = "The input data is not a complete block.";
+    public const string BadPaddingMessage = "Padding is invalid and cannot be removed.";
+    public const string DestinationTooShortMessage = "Destination is too short.";
+
+    /// <summary>Canary byte that pre-fills caller buffers.</summary>
+    public const byte Canary = 0xC5;
+
+    public static Aes Stock(byte[] key)
+    {
+        Aes aes = Aes.Create();
+        aes.Key = key;
+        return aes;
+    }
+
+    public static byte[] Filled(int length, byte value = Canary)
+    {
+        byte[] b = new byte[length];
+        b.AsSpan().Fill(value);
+        return b;
+    }
+
+    public static byte[] Random(Random rng, int length)
+    {
+        byte[] b = new byte[length];
+        rng.NextBytes(b);
+        return b;
+    }
+
+    /// <summary>
+    /// Asserts that after a failure <paramref name="after"/> holds no new data: each byte is either what it was before the
+    /// call (<paramref name="before"/>) or zero.
+    /// </summary>
+    public static void AssertNoNewData(ReadOnlySpan<byte> before, ReadOnlySpan<byte> after, string context)
+    {
+        Assert.Equal(before.Length, after.Length);
+        for (int i = 0; i < after.Length; i++)
+        {
+            if (after[i] != before[i] && after[i] != 0)
+            {
+                Assert.Fail($"{context}: byte {i} of the caller's buffer is 0x{after[i]:x2} after a failure (was 0x{before[i]:x2}); " +
+                    "only the old value or zero is allowed (no plaintext left behind).");
+            }
+        }
+    }
+
+    public static string Hex(ReadOnlySpan<byte> b) => Convert.ToHexString(b);
+}
