@@ -1,0 +1,166 @@
+using System;
+using System.Security.Cryptography;
+using CachedCryptography.Interop;
+using CachedCryptography.Tests.Infrastructure;
+
+namespace CachedCryptography.Tests;
+
+/// <summary>Handle caching through the internal seams: reuse, and invalidation on every key-change path.</summary>
+public class CacheTests
+{
+    private static readonly byte[] s_iv = Convert.FromHexString("a0a1a2a3a4a5a6a7a8a9aaabacadaeaf");
+
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void Backend_is_a_native_one_on_this_platform(string backend)
+    {
+        using CachedAes cached = BackendData.Create(backend);
+        Assert.NotEqual(CachedAesBackend.StockFallback, cached.Backend);
+        if (backend == "PlatformDefault" && OperatingSystem.IsLinux())
+        {
+            Assert.Equal(CachedAesBackend.OpenSsl, cached.Backend);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void Thousand_one_shots_reuse_one_handle_per_mode_and_direction(string backend)
+    {
+        byte[] key = RandomNumberGenerator.GetBytes(32);
+        using Aes stock = TestUtil.Stock(key);
+        using CachedAes cached = BackendData.Create(backend, key);
+        Assert.Equal(0, cached.HandleCreations);
+        Assert.Null(cached.PeekCachedHandle(BlockCipherMode.Ecb, true));
+        var rng = new Random(1234);
+        byte[] dest = new byte[1100];
+
+        // ECB encrypt only: exactly one handle, the same object throughout.
+        cached.EncryptEcb(new byte[16], PaddingMode.None);
+        IBlockCipher? ecbEnc = cached.PeekCachedHandle(BlockCipherMode.Ecb, true);
+        Assert.NotNull(ecbEnc);
+        for (int i = 0; i < 1000; i++)
+        {
+            byte[] pt = TestUtil.Random(rng, rng.Next(1, 70));
+            int n = cached.EncryptEcb(pt, dest, PaddingMode.PKCS7);
+            Assert.True(stock.EncryptEcb(pt, PaddingMode.PKCS7).AsSpan().SequenceEqual(dest.AsSpan(0, n)));
+        }
+
+        Assert.Equal(1, cached.HandleCreations);
+        Assert.Same(ecbEnc, cached.PeekCachedHandle(BlockCipherMode.Ecb, true));
+
+        // ECB decrypt: one more.
+        for (int i = 0; i < 1000; i++)
+        {
+            byte[] ct = stock.EncryptEcb(TestUtil.Random(rng, rng.Next(0, 70)), PaddingMode.PKCS7);
+            int n = cached.DecryptEcb(ct, dest, PaddingMode.PKCS7);
+            Assert.True(stock.DecryptEcb(ct, PaddingMode.PKCS7).AsSpan().SequenceEqual(dest.AsSpan(0, n)));
+        }
+
+        Assert.Equal(2, cached.HandleCreations);
+        Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, false));
+
+        // CBC both ways, short and long messages (short ones may run on the ECB handles).
+        for (int i = 0; i < 1000; i++)
+        {
+            byte[] pt = TestUtil.Random(rng, i % 2 == 0 ? rng.Next(0, 40) : rng.Next(200, 1000));
+            int n = cached.EncryptCbc(pt, s_iv, dest);
+            byte[] expected = stock.EncryptCbc(pt, s_iv);
+            Assert.True(expected.AsSpan().SequenceEqual(dest.AsSpan(0, n)));
+            n = cached.DecryptCbc(expected, s_iv, dest);
+            Assert.True(pt.AsSpan().SequenceEqual(dest.AsSpan(0, n)));
+        }
+
+        Assert.InRange(cached.HandleCreations, 2, 4);
+        Assert.Same(ecbEnc, cached.PeekCachedHandle(BlockCipherMode.Ecb, true));
+    }
+
+    public enum KeyChange
+    {
+        KeySetter,
+        SetKey,
+        KeySizeSetter,
+        KeySizeSetterSameSize,
+        GenerateKey,
+        Dispose,
+        Clear,
+    }
+
+    public static TheoryData<string, KeyChange, bool> KeyChanges()
+    {
+        var data = new TheoryData<string, KeyChange, bool>();
+        foreach (string backend in BackendData.All)
+        {
+            foreach (KeyChange change in Enum.GetValues<KeyChange>())
+            {
+                data.Add(backend, change, false);
+                data.Add(backend, change, true);
+            }
+        }
+
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(KeyChanges))]
+    public void Every_key_change_drops_the_cached_handles(string backend, KeyChange change, bool readKeyFirst)
+    {
+        byte[] oldKey = RandomNumberGenerator.GetBytes(32);
+        byte[] pt = RandomNumberGenerator.GetBytes(100);
+        CachedAes cached = BackendData.Create(backend, oldKey);
+        try
+        {
+            // Warm every handle.
+            byte[] ecbCt = cached.EncryptEcb(pt, PaddingMode.PKCS7);
+            cached.DecryptEcb(ecbCt, PaddingMode.PKCS7);
+            byte[] cbcCt = cached.EncryptCbc(pt, s_iv);
+            cached.DecryptCbc(cbcCt, s_iv);
+            Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, true));
+            Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, false));
+            int created = cached.HandleCreations;
+
+            byte[]? explicitKey = null;
+            switch (change)
+            {
+                case KeyChange.KeySetter: explicitKey = RandomNumberGenerator.GetBytes(24); cached.Key = explicitKey; break;
+                case KeyChange.SetKey: explicitKey = RandomNumberGenerator.GetBytes(16); cached.SetKey(explicitKey); break;
+                case KeyChange.KeySizeSetter: cached.KeySize = 128; break;
+                case KeyChange.KeySizeSetterSameSize: cached.KeySize = 256; break;
+                case KeyChange.GenerateKey: cached.GenerateKey(); break;
+                case KeyChange.Dispose: cached.Dispose(); break;
+                case KeyChange.Clear: cached.Clear(); break;
+            }
+
+            foreach (BlockCipherMode mode in new[] { BlockCipherMode.Ecb, BlockCipherMode.Cbc })
+            {
+                Assert.Null(cached.PeekCachedHandle(mode, true));
+                Assert.Null(cached.PeekCachedHandle(mode, false));
+            }
+
+            byte[]? keyBefore = readKeyFirst ? cached.Key : null;
+            byte[] ecb = cached.EncryptEcb(pt, PaddingMode.PKCS7);
+            byte[] cbc = cached.EncryptCbc(pt, s_iv);
+            byte[] newKey = cached.Key;
+            if (keyBefore is not null)
+            {
+                Assert.Equal(keyBefore, newKey);
+            }
+
+            if (explicitKey is not null)
+            {
+                Assert.Equal(explicitKey, newKey);
+            }
+
+            Assert.NotEqual(oldKey, newKey);
+            using Aes stock = TestUtil.Stock(newKey);
+            Assert.Equal(stock.EncryptEcb(pt, PaddingMode.PKCS7), ecb);
+            Assert.Equal(stock.EncryptCbc(pt, s_iv), cbc);
+            Assert.Equal(pt, cached.DecryptEcb(stock.EncryptEcb(pt, PaddingMode.ANSIX923), PaddingMode.ANSIX923));
+            Assert.Equal(pt, cached.DecryptCbc(stock.EncryptCbc(pt, s_iv), s_iv));
+            Assert.True(cached.HandleCreations > created, "new handles must be created under the new key");
+        }
+        finally
+        {
+            cached.Dispose();
+        }
+    }
+}
