@@ -89,6 +89,7 @@ internal readonly ref struct MessageCipher
 
     // P[i] = D(C[i]) xor C[i-1]: one native call for the whole message, then the XOR chain. The ciphertext
     // is kept on the stack because the output may be the input (short messages only, so the copy is small).
+    [SkipLocalsInit] // the stack copy is written before it is read
     private static void CbcDecryptOverEcb(IBlockCipher ecb, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
         Debug.Assert(input.Length <= MaxStackCiphertext);

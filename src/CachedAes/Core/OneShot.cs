@@ -1,5 +1,6 @@
 using System;
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 
 namespace CachedCryptography.Core;
@@ -48,6 +49,7 @@ internal static class OneShot
         return true;
     }
 
+    [SkipLocalsInit] // the temporary is written before it is read
     public static unsafe bool Decrypt(
         in MessageCipher cipher,
         PaddingMode padding,
