@@ -34,6 +34,13 @@ internal readonly ref struct MessageCipher
     }
 
     /// <summary>
+    /// The same message continued from a later point: for CBC, <paramref name="previousCiphertextBlock"/>
+    /// becomes the IV (the chaining value there); ECB has no chaining and ignores it.
+    /// </summary>
+    public MessageCipher ContinueAfter(ReadOnlySpan<byte> previousCiphertextBlock) =>
+        _mode == BlockCipherMode.Ecb ? this : new(_cache, _key, _mode, _encrypting, previousCiphertextBlock);
+
+    /// <summary>
     /// Transforms <paramref name="input"/> (whole blocks) into the same-length <paramref name="output"/>.
     /// The two may overlap in any way.
     /// </summary>
