@@ -16,7 +16,8 @@ namespace CachedAes.Tests.Backends;
 /// (double free, use after destroy, closing a pseudo-handle) in <see cref="Violations"/> instead of crashing.
 /// </summary>
 /// <remarks>
-/// Stricter than CNG where CNG is vague: an IV given to an ECB key is rejected (STATUS_INVALID_PARAMETER).
+/// Stricter than CNG where CNG is vague: an IV given to an ECB key, and partially overlapping input and
+/// output buffers (only exact in-place is documented), are rejected with STATUS_INVALID_PARAMETER.
 /// Thread-safe (one lock), so one instance can back several CachedAes instances.
 /// </remarks>
 internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
@@ -280,7 +281,14 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
                 return STATUS_INVALID_PARAMETER;
             }
 
-            // Work on copies so that in-place and overlapping buffers behave as with the real library.
+            // CNG documents exact in-place operation; partially overlapping buffers are not supported.
+            if (input.Overlaps(output[..input.Length], out int offset) && offset != 0)
+            {
+                Violations.Add($"{function} with partially overlapping input and output (offset {offset})");
+                return STATUS_INVALID_PARAMETER;
+            }
+
+            // Work on copies so that in-place operation behaves as with the real library.
             byte[] source = input.ToArray();
             byte[] result = new byte[source.Length];
             if (entry.Mode == BlockCipherMode.Ecb)

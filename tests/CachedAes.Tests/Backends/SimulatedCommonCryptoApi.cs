@@ -11,7 +11,8 @@ namespace CachedAes.Tests.Backends;
 /// outputs every whole block and buffers a partial one (returning <c>kCCBufferTooSmall</c>, with no state
 /// lost, when the output is too short); CBC keeps its chaining value between updates;
 /// <c>CCCryptorReset</c> on an ECB cryptor returns <c>kCCUnimplemented</c> (macOS 10.13+). Misuse
-/// (double release, use after release, reset on ECB) is also recorded in <see cref="Violations"/>.
+/// (double release, use after release, reset on ECB, partially overlapping buffers: only exact in-place
+/// is accepted) is also recorded in <see cref="Violations"/>.
 /// </summary>
 /// <remarks>Thread-safe (one lock), so one instance can back several CachedAes instances.</remarks>
 internal sealed class SimulatedCommonCryptoApi : ICommonCryptoApi, ISimulatedNativeLayer
@@ -123,6 +124,13 @@ internal sealed class SimulatedCommonCryptoApi : ICommonCryptoApi, ISimulatedNat
 
             if (!TryGet(cryptor, "CCCryptorUpdate", out Cryptor? entry))
             {
+                return kCCParamError;
+            }
+
+            // Only exact in-place operation is supported; partially overlapping buffers are refused.
+            if (input.Overlaps(output, out int offset) && offset != 0)
+            {
+                Violations.Add($"CCCryptorUpdate with partially overlapping input and output (offset {offset})");
                 return kCCParamError;
             }
 
