@@ -324,7 +324,7 @@ public sealed class CngBlockCipherTests
     [Fact]
     public void A_short_byte_count_from_cng_is_an_error()
     {
-        var api = new ShortWriteApi(_api);
+        var api = new MisbehavingApi(_api) { ShortWrite = true };
         CngBlockCipher cipher = CngBlockCipher.Create(api, EcbAlg, BlockCipherMode.Ecb, true, Stock.Bytes(16, 33));
 
         var e = Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[32], new byte[32]));
@@ -378,21 +378,41 @@ public sealed class CngBlockCipherTests
         Assert.Single(_api.Violations);
     }
 
-    /// <summary>Wraps the simulated layer but under-reports the bytes written, as a misbehaving native layer would.</summary>
-    private sealed class ShortWriteApi(SimulatedBCryptApi inner) : IBCryptApi
+    [Fact]
+    public void A_failure_after_the_native_key_exists_still_destroys_it()
     {
+        var api = new MisbehavingApi(_api) { FailAfterCreate = true };
+
+        var e = Assert.Throws<CryptographicException>(() => CngBlockCipher.Create(api, CbcAlg, BlockCipherMode.Cbc, false, Stock.Bytes(16, 37)));
+
+        Assert.Contains("0xC0000017", e.Message, StringComparison.Ordinal);
+        Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
+        AssertClean();
+    }
+
+    /// <summary>Wraps the simulated layer and misbehaves on request: under-reports bytes written, or fails after creating a key.</summary>
+    private sealed class MisbehavingApi(SimulatedBCryptApi inner) : IBCryptApi
+    {
+        public bool ShortWrite { get; init; }
+
+        public bool FailAfterCreate { get; init; }
+
         public int OpenAlgorithmProvider(string algorithmId, out nint algorithm) => inner.OpenAlgorithmProvider(algorithmId, out algorithm);
 
         public int SetProperty(nint handle, string property, ReadOnlySpan<byte> value) => inner.SetProperty(handle, property, value);
 
         public int CloseAlgorithmProvider(nint algorithm) => inner.CloseAlgorithmProvider(algorithm);
 
-        public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key) => inner.GenerateSymmetricKey(algorithm, secret, key);
+        public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
+        {
+            int status = inner.GenerateSymmetricKey(algorithm, secret, key);
+            return FailAfterCreate ? SimulatedBCryptApi.STATUS_NO_MEMORY : status;
+        }
 
         public int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         {
             int status = inner.Encrypt(key, input, iv, output, out written);
-            written -= 16;
+            written -= ShortWrite ? 16 : 0;
             return status;
         }
 

@@ -330,4 +330,32 @@ public sealed class CommonCryptoBlockCipherTests
         Assert.Equal((nuint)32, moved2);
         Assert.Equal(Stock.Cbc(key, new byte[16], data, true), output);
     }
+
+    [Fact]
+    public void A_failure_after_the_native_cryptor_exists_still_releases_it()
+    {
+        var api = new FailAfterCreateApi(_api);
+
+        var e = Assert.Throws<CryptographicException>(() => CommonCryptoBlockCipher.Create(api, BlockCipherMode.Ecb, true, Stock.Bytes(16, 130)));
+
+        Assert.Contains("-4302 (kCCMemoryFailure)", e.Message, StringComparison.Ordinal);
+        Assert.Single(_api.Calls, c => c == "CCCryptorRelease");
+        AssertClean();
+    }
+
+    /// <summary>Creates the cryptor through the simulated layer, then reports a failure anyway.</summary>
+    private sealed class FailAfterCreateApi(SimulatedCommonCryptoApi inner) : ICommonCryptoApi
+    {
+        public int CreateWithMode(uint operation, uint mode, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> key, SafeCCCryptorHandle cryptor)
+        {
+            _ = inner.CreateWithMode(operation, mode, iv, key, cryptor);
+            return SimulatedCommonCryptoApi.kCCMemoryFailure;
+        }
+
+        public int Update(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved) => inner.Update(cryptor, input, output, out moved);
+
+        public int Reset(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> iv) => inner.Reset(cryptor, iv);
+
+        public int Release(nint cryptor) => inner.Release(cryptor);
+    }
 }
