@@ -1,0 +1,92 @@
+using System;
+using System.Runtime.Versioning;
+
+namespace CachedCryptography.Interop.Cng;
+
+/// <summary>The real <see cref="IBCryptApi"/>: straight calls into <c>bcrypt.dll</c>.</summary>
+[SupportedOSPlatform("windows")]
+internal sealed unsafe class BCryptApi : IBCryptApi
+{
+    /// <summary>The one instance.</summary>
+    public static readonly BCryptApi Instance = new();
+
+    private BCryptApi() { }
+
+    public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
+    {
+        // A pinned C# string is NUL-terminated, as LPCWSTR requires.
+        fixed (char* pAlgId = algorithmId)
+        {
+            return BCrypt.BCryptOpenAlgorithmProvider(out algorithm, pAlgId, null, 0);
+        }
+    }
+
+    public int SetProperty(nint handle, string property, ReadOnlySpan<byte> value)
+    {
+        fixed (char* pProperty = property)
+        fixed (byte* pValue = value)
+        {
+            return BCrypt.BCryptSetProperty(handle, pProperty, pValue, (uint)value.Length, 0);
+        }
+    }
+
+    public int CloseAlgorithmProvider(nint algorithm) => BCrypt.BCryptCloseAlgorithmProvider(algorithm, 0);
+
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
+    {
+        int status;
+        nint raw;
+        fixed (byte* pSecret = secret)
+        {
+            status = BCrypt.BCryptGenerateSymmetricKey(algorithm, out raw, null, 0, pSecret, (uint)secret.Length, 0);
+        }
+
+        // The SafeHandle was allocated before the call, so taking ownership cannot fail here.
+        if (status == BCrypt.STATUS_SUCCESS)
+        {
+            key.Attach(raw);
+        }
+
+        return status;
+    }
+
+    public int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+        => Run(encrypt: true, key, input, iv, output, out written);
+
+    public int Decrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+        => Run(encrypt: false, key, input, iv, output, out written);
+
+    public int DestroyKey(nint key) => BCrypt.BCryptDestroyKey(key);
+
+    private static int Run(bool encrypt, SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    {
+        bool addedRef = false;
+        try
+        {
+            key.DangerousAddRef(ref addedRef);
+            nint hKey = key.DangerousGetHandle();
+            int status;
+            uint result;
+
+            // Pinning an empty span yields a null pointer: an empty IV is passed as NULL (ECB).
+            fixed (byte* pInput = input)
+            fixed (byte* pIv = iv)
+            fixed (byte* pOutput = output)
+            {
+                status = encrypt
+                    ? BCrypt.BCryptEncrypt(hKey, pInput, (uint)input.Length, null, pIv, (uint)iv.Length, pOutput, (uint)output.Length, out result, 0)
+                    : BCrypt.BCryptDecrypt(hKey, pInput, (uint)input.Length, null, pIv, (uint)iv.Length, pOutput, (uint)output.Length, out result, 0);
+            }
+
+            written = (int)result;
+            return status;
+        }
+        finally
+        {
+            if (addedRef)
+            {
+                key.DangerousRelease();
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+using System;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.Versioning;
+using System.Security.Cryptography;
+using System.Text;
+
+namespace CachedCryptography.Interop.Cng;
+
+/// <summary>
+/// Makes <see cref="CngBlockCipher"/> handles: Windows CNG (<c>bcrypt.dll</c>) AES-ECB and AES-CBC keys.
+/// </summary>
+/// <remarks>
+/// On Windows 10 and later the keys come from the AES algorithm pseudo-handles, which need no opening
+/// or closing. Where those are unavailable (older Windows, or a probe key on them fails), one
+/// <c>AES</c> provider per mode is opened with its <c>ChainingMode</c> property set, and kept open for
+/// the life of the process (the backend is created once per process, see <see cref="TryCreate(out CipherBackend?)"/>).
+/// </remarks>
+internal sealed class CngBackend : CipherBackend
+{
+    private static readonly object s_lock = new();
+    private static CngBackend? s_instance;
+    private static bool s_probed;
+
+    private readonly IBCryptApi _api;
+
+    private CngBackend(IBCryptApi api, nint ecbAlgorithm, nint cbcAlgorithm, bool usesPseudoHandles)
+    {
+        _api = api;
+        EcbAlgorithm = ecbAlgorithm;
+        CbcAlgorithm = cbcAlgorithm;
+        UsesPseudoHandles = usesPseudoHandles;
+    }
+
+    /// <inheritdoc />
+    public override CachedAesBackend Kind => CachedAesBackend.Cng;
+
+    /// <summary>The algorithm handle that ECB keys are made on.</summary>
+    internal nint EcbAlgorithm { get; }
+
+    /// <summary>The algorithm handle that CBC keys are made on.</summary>
+    internal nint CbcAlgorithm { get; }
+
+    /// <summary>True when the algorithm handles are the Windows 10 pseudo-handles (nothing was opened).</summary>
+    internal bool UsesPseudoHandles { get; }
+
+    /// <summary>
+    /// The process-wide CNG backend over the real <c>bcrypt.dll</c>, created on first call; false (and
+    /// <paramref name="backend"/> null) if CNG AES is unusable here.
+    /// </summary>
+    [SupportedOSPlatform("windows")]
+    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend)
+    {
+        lock (s_lock)
+        {
+            if (!s_probed)
+            {
+                try
+                {
+                    s_instance = TryCreateCore(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10));
+                }
+                catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
+                {
+                    s_instance = null;
+                }
+
+                s_probed = true;
+            }
+
+            backend = s_instance;
+            return backend is not null;
+        }
+    }
+
+    /// <summary>
+    /// Creates a backend over <paramref name="api"/> (tests pass a simulated layer). Tries the pseudo-handles
+    /// first when <paramref name="tryPseudoHandles"/> is true, else (or if they fail) opens providers.
+    /// </summary>
+    internal static bool TryCreate(IBCryptApi api, bool tryPseudoHandles, [NotNullWhen(true)] out CipherBackend? backend)
+    {
+        ArgumentNullException.ThrowIfNull(api);
+        backend = TryCreateCore(api, tryPseudoHandles);
+        return backend is not null;
+    }
+
+    /// <inheritdoc />
+    public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        nint algorithm = mode switch
+        {
+            BlockCipherMode.Ecb => EcbAlgorithm,
+            BlockCipherMode.Cbc => CbcAlgorithm,
+            _ => throw new ArgumentOutOfRangeException(nameof(mode)),
+        };
+
+        return CngBlockCipher.Create(_api, algorithm, mode, encrypting, key);
+    }
+
+    private static CngBackend? TryCreateCore(IBCryptApi api, bool tryPseudoHandles)
+    {
+        if (tryPseudoHandles
+            && CanMakeKey(api, BCrypt.BCRYPT_AES_ECB_ALG_HANDLE)
+            && CanMakeKey(api, BCrypt.BCRYPT_AES_CBC_ALG_HANDLE))
+        {
+            return new CngBackend(api, BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, BCrypt.BCRYPT_AES_CBC_ALG_HANDLE, usesPseudoHandles: true);
+        }
+
+        nint ecb = OpenAes(api, BCrypt.BCRYPT_CHAIN_MODE_ECB);
+        if (ecb == 0)
+        {
+            return null;
+        }
+
+        nint cbc = OpenAes(api, BCrypt.BCRYPT_CHAIN_MODE_CBC);
+        if (cbc == 0)
+        {
+            _ = api.CloseAlgorithmProvider(ecb);
+            return null;
+        }
+
+        return new CngBackend(api, ecb, cbc, usesPseudoHandles: false);
+    }
+
+    /// <summary>Opens an AES provider set to <paramref name="chainingMode"/>; 0 on failure (nothing left open).</summary>
+    private static nint OpenAes(IBCryptApi api, string chainingMode)
+    {
+        if (api.OpenAlgorithmProvider(BCrypt.BCRYPT_AES_ALGORITHM, out nint algorithm) != 0 || algorithm == 0)
+        {
+            return 0;
+        }
+
+        // The property value is a UTF-16 string; its byte count includes the terminating NUL.
+        byte[] value = Encoding.Unicode.GetBytes(chainingMode + "\0");
+        if (api.SetProperty(algorithm, BCrypt.BCRYPT_CHAINING_MODE, value) != 0
+            || !CanMakeKey(api, algorithm))
+        {
+            _ = api.CloseAlgorithmProvider(algorithm);
+            return 0;
+        }
+
+        return algorithm;
+    }
+
+    /// <summary>Makes and destroys one throwaway key on <paramref name="algorithm"/> to see that it works.</summary>
+    private static bool CanMakeKey(IBCryptApi api, nint algorithm)
+    {
+        try
+        {
+            using IBlockCipher probe = CngBlockCipher.Create(api, algorithm, BlockCipherMode.Ecb, encrypting: true, stackalloc byte[16]);
+            return true;
+        }
+        catch (CryptographicException)
+        {
+            return false;
+        }
+    }
+}

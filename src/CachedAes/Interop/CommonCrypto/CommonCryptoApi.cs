@@ -1,0 +1,81 @@
+using System;
+using System.Runtime.Versioning;
+
+namespace CachedCryptography.Interop.CommonCrypto;
+
+/// <summary>The real <see cref="ICommonCryptoApi"/>: straight calls into <c>libcommonCrypto.dylib</c>.</summary>
+[SupportedOSPlatform("macos")]
+internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
+{
+    /// <summary>The one instance.</summary>
+    public static readonly CommonCryptoApi Instance = new();
+
+    private CommonCryptoApi() { }
+
+    public int CreateWithMode(uint operation, uint mode, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> key, SafeCCCryptorHandle cryptor)
+    {
+        int status;
+        nint raw;
+
+        // Pinning an empty span yields a null pointer: an empty IV is passed as NULL.
+        fixed (byte* pIv = iv)
+        fixed (byte* pKey = key)
+        {
+            status = CommonCryptor.CCCryptorCreateWithMode(
+                operation, mode, CommonCryptor.kCCAlgorithmAES, CommonCryptor.ccNoPadding,
+                pIv, pKey, (nuint)key.Length, null, 0, 0, 0, out raw);
+        }
+
+        // The SafeHandle was allocated before the call, so taking ownership cannot fail here.
+        if (status == CommonCryptor.kCCSuccess)
+        {
+            cryptor.Attach(raw);
+        }
+
+        return status;
+    }
+
+    public int Update(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved)
+    {
+        bool addedRef = false;
+        try
+        {
+            cryptor.DangerousAddRef(ref addedRef);
+            fixed (byte* pInput = input)
+            fixed (byte* pOutput = output)
+            {
+                return CommonCryptor.CCCryptorUpdate(
+                    cryptor.DangerousGetHandle(), pInput, (nuint)input.Length, pOutput, (nuint)output.Length, out moved);
+            }
+        }
+        finally
+        {
+            if (addedRef)
+            {
+                cryptor.DangerousRelease();
+            }
+        }
+    }
+
+    public int Reset(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> iv)
+    {
+        bool addedRef = false;
+        try
+        {
+            cryptor.DangerousAddRef(ref addedRef);
+            fixed (byte* pIv = iv)
+            {
+                return CommonCryptor.CCCryptorReset(cryptor.DangerousGetHandle(), pIv);
+            }
+        }
+        finally
+        {
+            if (addedRef)
+            {
+                cryptor.DangerousRelease();
+            }
+        }
+    }
+
+    public int Release(nint cryptor) => CommonCryptor.CCCryptorRelease(cryptor);
+}

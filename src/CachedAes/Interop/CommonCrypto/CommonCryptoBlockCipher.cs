@@ -1,0 +1,249 @@
+using System;
+using System.Buffers;
+using System.Globalization;
+using System.Security.Cryptography;
+
+namespace CachedCryptography.Interop.CommonCrypto;
+
+/// <summary>
+/// One CommonCrypto AES cryptor for one mode and one direction, padding off, behind <see cref="IBlockCipher"/>.
+/// </summary>
+/// <remarks>
+/// <para>The cryptor is created with a NULL IV (all zeroes for CBC, ignored for ECB). A CBC
+/// <see cref="Reset"/> calls <c>CCCryptorReset</c> with the new IV; the cryptor keeps the chaining value
+/// between <see cref="Transform"/> calls of one message. ECB never calls <c>CCCryptorReset</c> (it
+/// returns <c>kCCUnimplemented</c> on macOS 10.13+): an ECB <see cref="Reset"/> only checks its argument.</para>
+/// <para>The native layer is injected (<see cref="ICommonCryptoApi"/>) so this logic is tested on any OS.</para>
+/// </remarks>
+internal sealed class CommonCryptoBlockCipher : IBlockCipher
+{
+    private const int BlockSize = 16;
+
+    private readonly ICommonCryptoApi _api;
+    private readonly SafeCCCryptorHandle _cryptor;
+    private readonly BlockCipherMode _mode;
+    private bool _faulted;
+    private bool _disposed;
+
+    private CommonCryptoBlockCipher(ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode)
+    {
+        _api = api;
+        _cryptor = cryptor;
+        _mode = mode;
+    }
+
+    /// <inheritdoc />
+    public bool IsFaulted => _faulted || _disposed;
+
+    /// <summary>
+    /// Creates a cryptor. The key bytes are copied to a stack buffer only for the native call and zeroed
+    /// right after it.
+    /// </summary>
+    internal static CommonCryptoBlockCipher Create(ICommonCryptoApi api, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        ArgumentNullException.ThrowIfNull(api);
+        uint ccMode = mode switch
+        {
+            BlockCipherMode.Ecb => CommonCryptor.kCCModeECB,
+            BlockCipherMode.Cbc => CommonCryptor.kCCModeCBC,
+            _ => throw new ArgumentOutOfRangeException(nameof(mode)),
+        };
+
+        if (key.Length is not (16 or 24 or 32))
+        {
+            throw new CryptographicException("Specified key is not a valid size for this algorithm.");
+        }
+
+        var handle = new SafeCCCryptorHandle(api);
+        try
+        {
+            int status;
+            Span<byte> keyCopy = stackalloc byte[32];
+            try
+            {
+                key.CopyTo(keyCopy);
+                status = api.CreateWithMode(
+                    encrypting ? CommonCryptor.kCCEncrypt : CommonCryptor.kCCDecrypt,
+                    ccMode,
+                    iv: default,
+                    keyCopy[..key.Length],
+                    handle);
+            }
+            finally
+            {
+                CryptographicOperations.ZeroMemory(keyCopy);
+            }
+
+            if (status != CommonCryptor.kCCSuccess)
+            {
+                throw Error("CCCryptorCreateWithMode", status);
+            }
+
+            if (handle.IsInvalid)
+            {
+                throw new CryptographicException("CCCryptorCreateWithMode succeeded but returned no cryptor.");
+            }
+
+            return new CommonCryptoBlockCipher(api, handle, mode);
+        }
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
+    }
+
+    /// <inheritdoc />
+    public void Reset(ReadOnlySpan<byte> iv)
+    {
+        ThrowIfUnusable();
+        if (iv.Length != BlockSize)
+        {
+            _faulted = true;
+            throw new CryptographicException("The IV must be 16 bytes.");
+        }
+
+        if (_mode != BlockCipherMode.Cbc)
+        {
+            // ECB: no chaining state, and CCCryptorReset would fail with kCCUnimplemented. No native call.
+            return;
+        }
+
+        bool succeeded = false;
+        try
+        {
+            int status = _api.Reset(_cryptor, iv);
+            if (status != CommonCryptor.kCCSuccess)
+            {
+                throw Error("CCCryptorReset", status);
+            }
+
+            succeeded = true;
+        }
+        finally
+        {
+            if (!succeeded)
+            {
+                _faulted = true;
+            }
+        }
+    }
+
+    /// <inheritdoc />
+    public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        ThrowIfUnusable();
+        if (input.Length % BlockSize != 0 || output.Length < input.Length)
+        {
+            _faulted = true;
+            throw new CryptographicException("The input is not a whole number of blocks or the output is too short.");
+        }
+
+        if (input.IsEmpty)
+        {
+            return;
+        }
+
+        output = output[..input.Length];
+        bool succeeded = false;
+        try
+        {
+            if (input.Overlaps(output, out int offset) && offset != 0)
+            {
+                TransformViaCopy(input, output);
+            }
+            else
+            {
+                TransformCore(input, output);
+            }
+
+            succeeded = true;
+        }
+        finally
+        {
+            if (!succeeded)
+            {
+                _faulted = true;
+            }
+        }
+    }
+
+    /// <inheritdoc />
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        _disposed = true;
+        _cryptor.Dispose();
+    }
+
+    /// <summary>Builds the exception for a failed CommonCrypto call: the function name and the status (value and name).</summary>
+    internal static CryptographicException Error(string function, int status)
+        => new(string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({StatusName(status)})."));
+
+    private static string StatusName(int status) => status switch
+    {
+        CommonCryptor.kCCParamError => "kCCParamError",
+        CommonCryptor.kCCBufferTooSmall => "kCCBufferTooSmall",
+        CommonCryptor.kCCMemoryFailure => "kCCMemoryFailure",
+        CommonCryptor.kCCAlignmentError => "kCCAlignmentError",
+        CommonCryptor.kCCDecodeError => "kCCDecodeError",
+        CommonCryptor.kCCUnimplemented => "kCCUnimplemented",
+        _ => "unknown status",
+    };
+
+    private void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        int status = _api.Update(_cryptor, input, output, out nuint moved);
+        if (status != CommonCryptor.kCCSuccess)
+        {
+            throw Error("CCCryptorUpdate", status);
+        }
+
+        // Without padding, whole blocks in must give the same number of bytes out.
+        if (moved != (nuint)input.Length)
+        {
+            throw new CryptographicException(string.Create(
+                CultureInfo.InvariantCulture, $"CCCryptorUpdate wrote {moved} bytes instead of {input.Length}."));
+        }
+    }
+
+    private unsafe void TransformViaCopy(ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        // Partial overlap: run in place on a pinned temporary copy. The copy may hold plaintext: it is made
+        // inside the pin and zeroed before the buffer goes back to the pool.
+        byte[] rented = ArrayPool<byte>.Shared.Rent(input.Length);
+        fixed (byte* pRented = rented)
+        {
+            var temp = new Span<byte>(pRented, input.Length);
+            try
+            {
+                input.CopyTo(temp);
+                TransformCore(temp, temp);
+                temp.CopyTo(output);
+            }
+            finally
+            {
+                CryptographicOperations.ZeroMemory(temp);
+            }
+        }
+
+        ArrayPool<byte>.Shared.Return(rented);
+    }
+
+    private void ThrowIfUnusable()
+    {
+        if (_disposed)
+        {
+            throw new CryptographicException("The native AES cryptor has been disposed.");
+        }
+
+        if (_faulted)
+        {
+            throw new CryptographicException("The native AES cryptor is unusable after an earlier failure.");
+        }
+    }
+}

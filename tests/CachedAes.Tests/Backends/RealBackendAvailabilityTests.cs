@@ -1,0 +1,85 @@
+using System;
+using CachedCryptography;
+using CachedCryptography.Interop;
+using CachedCryptography.Interop.Cng;
+using CachedCryptography.Interop.CommonCrypto;
+
+namespace CachedAes.Tests.Backends;
+
+/// <summary>
+/// The real native backends: each must come up on its own OS (and then agree with stock AES), and must
+/// report "unavailable" instead of throwing everywhere else. On Linux only the second half runs; the
+/// first half runs in the Windows and macOS CI jobs.
+/// </summary>
+public sealed class RealBackendAvailabilityTests
+{
+    // Deliberately called on every OS: off its platform, TryCreate must return false, not throw.
+#pragma warning disable CA1416
+    [Fact]
+    public void Cng_is_available_exactly_on_windows()
+    {
+        bool available = CngBackend.TryCreate(out CipherBackend? backend);
+
+        Assert.Equal(OperatingSystem.IsWindows(), available);
+        if (available)
+        {
+            AssertAgreesWithStock(backend!, CachedAesBackend.Cng);
+        }
+        else
+        {
+            Assert.Null(backend);
+        }
+    }
+
+    [Fact]
+    public void CommonCrypto_is_available_exactly_on_macos()
+    {
+        bool available = CommonCryptoBackend.TryCreate(out CipherBackend? backend);
+
+        Assert.Equal(OperatingSystem.IsMacOS(), available);
+        if (available)
+        {
+            AssertAgreesWithStock(backend!, CachedAesBackend.CommonCrypto);
+        }
+        else
+        {
+            Assert.Null(backend);
+        }
+    }
+#pragma warning restore CA1416
+
+    private static void AssertAgreesWithStock(CipherBackend backend, CachedAesBackend kind)
+    {
+        Assert.Equal(kind, backend.Kind);
+        foreach (int keySize in new[] { 16, 24, 32 })
+        {
+            byte[] key = Stock.Bytes(keySize, 50 + keySize);
+            byte[] iv = Stock.Bytes(16, 51);
+            byte[] data = Stock.Bytes(96, 52);
+            foreach (bool encrypting in new[] { true, false })
+            {
+                byte[] ecb = new byte[data.Length];
+                byte[] cbc = (byte[])data.Clone();
+                using (IBlockCipher e = backend.Create(BlockCipherMode.Ecb, encrypting, key))
+                using (IBlockCipher c = backend.Create(BlockCipherMode.Cbc, encrypting, key))
+                {
+                    e.Transform(data, ecb);
+                    for (int message = 0; message < 2; message++)
+                    {
+                        // In place, split across two calls, twice with the same IV: exercises chaining and the per-message reset.
+                        data.CopyTo(cbc, 0);
+                        c.Reset(iv);
+                        c.Transform(cbc.AsSpan(0, 32), cbc.AsSpan(0, 32));
+                        c.Transform(cbc.AsSpan(32), cbc.AsSpan(32));
+                        Assert.Equal(Stock.Cbc(key, iv, data, encrypting), cbc);
+                    }
+
+                    Assert.False(e.IsFaulted);
+                    Assert.False(c.IsFaulted);
+                }
+
+                Assert.Equal(Stock.Ecb(key, data, encrypting), ecb);
+            }
+        }
+    }
+}

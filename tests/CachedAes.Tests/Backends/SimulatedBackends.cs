@@ -1,0 +1,80 @@
+using System;
+using System.Collections.Generic;
+using CachedCryptography.Interop;
+using CachedCryptography.Interop.Cng;
+using CachedCryptography.Interop.CommonCrypto;
+
+namespace CachedAes.Tests.Backends;
+
+/// <summary>
+/// The Windows and macOS backends over their simulated native layers, for running the whole CachedAes
+/// contract suite on Linux: <c>new CachedCryptography.CachedAes(SimulatedBackends.Create(name, out var layer))</c>,
+/// then check <c>layer.Violations</c> is empty (and, after disposing the instance, <c>layer.LiveHandles == 0</c>).
+/// </summary>
+internal static class SimulatedBackends
+{
+    /// <summary>CNG on the Windows 10+ algorithm pseudo-handles.</summary>
+    public const string CngPseudoHandles = "cng-pseudo-handles";
+
+    /// <summary>CNG on opened AES providers with the chaining mode set (older Windows).</summary>
+    public const string CngProviders = "cng-providers";
+
+    /// <summary>CommonCrypto cryptors.</summary>
+    public const string CommonCrypto = "commoncrypto";
+
+    /// <summary>Every simulated backend, by name.</summary>
+    public static IReadOnlyList<string> All { get; } = [CngPseudoHandles, CngProviders, CommonCrypto];
+
+    /// <summary>The names as xunit theory data (<c>[MemberData(nameof(SimulatedBackends.Names), MemberType = typeof(SimulatedBackends))]</c>).</summary>
+    public static IEnumerable<object[]> Names
+    {
+        get
+        {
+            foreach (string name in All)
+            {
+                yield return [name];
+            }
+        }
+    }
+
+    /// <summary>A fresh backend over a fresh simulated layer.</summary>
+    public static CipherBackend Create(string name) => Create(name, out _);
+
+    /// <summary>A fresh backend over a fresh simulated layer, which is returned for hygiene checks.</summary>
+    public static CipherBackend Create(string name, out ISimulatedNativeLayer layer)
+    {
+        CipherBackend? backend;
+        switch (name)
+        {
+            case CngPseudoHandles:
+            {
+                var api = new SimulatedBCryptApi();
+                layer = api;
+                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend) && ((CngBackend)backend).UsesPseudoHandles
+                    ? backend
+                    : throw new InvalidOperationException("The simulated CNG backend did not come up on pseudo-handles.");
+            }
+
+            case CngProviders:
+            {
+                var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
+                layer = api;
+                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend) && !((CngBackend)backend).UsesPseudoHandles
+                    ? backend
+                    : throw new InvalidOperationException("The simulated CNG backend did not come up on opened providers.");
+            }
+
+            case CommonCrypto:
+            {
+                var api = new SimulatedCommonCryptoApi();
+                layer = api;
+                return CommonCryptoBackend.TryCreate(api, out backend)
+                    ? backend
+                    : throw new InvalidOperationException("The simulated CommonCrypto backend did not come up.");
+            }
+
+            default:
+                throw new ArgumentOutOfRangeException(nameof(name), name, "Unknown simulated backend.");
+        }
+    }
+}
