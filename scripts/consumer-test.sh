@@ -64,7 +64,14 @@ finish() {
   exit 0
 }
 
-# run LOGNAME COMMAND...: runs a command with its output in $logs/LOGNAME.log; on failure shows the tail.
+show_tail() {
+  echo "---- last lines of $1 ----"
+  tail -n 40 "$1"
+  echo "----"
+}
+
+# run LOGNAME COMMAND...: runs a command with its output in $logs/LOGNAME.log; on failure shows
+# the log's tail (unless RUN_QUIET=1) and returns the command's exit code.
 run() {
   local name=$1
   shift
@@ -72,9 +79,8 @@ run() {
   echo "+ $*" >"$logs/$name.log"
   "$@" >>"$logs/$name.log" 2>&1 || rc=$?
   [[ $rc -eq 0 ]] && return 0
-  echo "---- last lines of $logs/$name.log (exit $rc) ----"
-  tail -n 40 "$logs/$name.log"
-  echo "----"
+  echo "(exit code $rc)" >>"$logs/$name.log"
+  [[ "${RUN_QUIET:-0}" == 1 ]] || show_tail "$logs/$name.log"
   return $rc
 }
 
@@ -235,7 +241,7 @@ aot_unavailable() {
     skip "native AOT publish ($rid): $*"
   fi
 }
-if run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=true \
+if RUN_QUIET=1 run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=true \
   -p:CachedAesVersion="$version" -o "$aot"; then
   aot_warnings=$(warnings_in "$logs/publish-aot.log")
   if [[ -z "$aot_warnings" ]]; then
@@ -249,11 +255,15 @@ if run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=t
   else
     fail "native AOT binary exited non-zero"
   fi
-elif missing=$(grep -oE 'Unable to find package [A-Za-z0-9_.-]+' "$logs/publish-aot.log" | sort -u | sed -e 's/Unable to find package //' -e 's/\.$//' | paste -sd, -) && [[ -n "$missing" ]]; then
-  aot_unavailable "the package source lacks $missing (wanted by .NET SDK $(dotnet --version)); native AOT needs them from a package source"
+elif missing=$(grep -oE 'Unable to find package [A-Za-z0-9_.-]+' "$logs/publish-aot.log" | sed -e 's/Unable to find package //' -e 's/\.$//' | sort -u) \
+  && [[ -n "$missing" ]] \
+  && ! grep -qviE '^(Microsoft\.NETCore\.App\.Runtime\.NativeAOT\..+|runtime\..+\.Microsoft\.DotNet\.ILCompiler|Microsoft\.DotNet\.ILCompiler)$' <<<"$missing"; then
+  # Only the native AOT compiler/runtime packs are missing: this machine's package source lacks them.
+  aot_unavailable "the package source lacks $(paste -sd, - <<<"$missing") (wanted by .NET SDK $(dotnet --version)); native AOT needs them from a package source"
 elif grep -qE 'Platform linker .* not found' "$logs/publish-aot.log"; then
   aot_unavailable "no C toolchain: neither clang nor gcc is on PATH (install clang or gcc, and zlib1g-dev)"
 else
+  show_tail "$logs/publish-aot.log"
   fail "native AOT publish ($rid) failed"
 fi
 
