@@ -34,6 +34,13 @@ internal readonly ref struct MessageCipher
     }
 
     /// <summary>
+    /// The same message continued from a later point: for CBC, <paramref name="previousCiphertextBlock"/>
+    /// becomes the IV (the chaining value there); ECB has no chaining and ignores it.
+    /// </summary>
+    public MessageCipher ContinueAfter(ReadOnlySpan<byte> previousCiphertextBlock) =>
+        _mode == BlockCipherMode.Ecb ? this : new(_cache, _key, _mode, _encrypting, previousCiphertextBlock);
+
+    /// <summary>
     /// Transforms <paramref name="input"/> (whole blocks) into the same-length <paramref name="output"/>.
     /// The two may overlap in any way.
     /// </summary>
@@ -89,6 +96,7 @@ internal readonly ref struct MessageCipher
 
     // P[i] = D(C[i]) xor C[i-1]: one native call for the whole message, then the XOR chain. The ciphertext
     // is kept on the stack because the output may be the input (short messages only, so the copy is small).
+    [SkipLocalsInit] // the stack copy is written before it is read
     private static void CbcDecryptOverEcb(IBlockCipher ecb, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
         Debug.Assert(input.Length <= MaxStackCiphertext);

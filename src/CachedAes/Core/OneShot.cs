@@ -1,5 +1,6 @@
 using System;
-using System.Buffers;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 
 namespace CachedCryptography.Core;
@@ -7,7 +8,7 @@ namespace CachedCryptography.Core;
 /// <summary>
 /// The buffer logic of the ECB and CBC one-shots, shared by every backend: padding, destination sizing,
 /// overlap, and plaintext hygiene (nothing decrypted is left in the caller's buffer, or in a temporary,
-/// after a failure).
+/// after a failure). Temporaries live on the stack only, so no plaintext ever sits in movable GC memory.
 /// </summary>
 internal static class OneShot
 {
@@ -48,7 +49,8 @@ internal static class OneShot
         return true;
     }
 
-    public static unsafe bool Decrypt(
+    [SkipLocalsInit] // the temporary is written before it is read
+    public static bool Decrypt(
         in MessageCipher cipher,
         PaddingMode padding,
         ReadOnlySpan<byte> ciphertext,
@@ -77,15 +79,12 @@ internal static class OneShot
             return false;
         }
 
-        // The destination may still hold the unpadded plaintext: decrypt into a temporary first.
-        byte[]? rented = null;
-        Span<byte> temporary = ciphertext.Length <= StackTemporary
-            ? stackalloc byte[StackTemporary]
-            : (rented = ArrayPool<byte>.Shared.Rent(ciphertext.Length));
-        temporary = temporary[..ciphertext.Length];
-
-        fixed (byte* pinned = temporary) // a rented array holding plaintext must not be moved (copied) by the GC
+        // The destination may still hold the unpadded plaintext, which we only know once the last block is
+        // decrypted. Short messages are decrypted whole into a stack temporary.
+        if (ciphertext.Length <= StackTemporary)
         {
+            Span<byte> temporary = stackalloc byte[StackTemporary];
+            temporary = temporary[..ciphertext.Length];
             try
             {
                 int length = DecryptAndUnpad(cipher, padding, ciphertext, temporary);
@@ -102,10 +101,60 @@ internal static class OneShot
             finally
             {
                 CryptographicOperations.ZeroMemory(temporary);
-                if (rented is not null)
-                {
-                    ArrayPool<byte>.Shared.Return(rented);
-                }
+            }
+        }
+
+        return DecryptLastBlockAside(cipher, padding, ciphertext, destination, out bytesWritten);
+    }
+
+    // Longer messages: every block but the last goes straight into the destination (it fits, checked above),
+    // the last block into a stack buffer. In CBC the last block only needs the ciphertext block before it as
+    // its IV, so both are saved first, which also makes any overlap of the buffers harmless.
+    [SkipLocalsInit] // both buffers are written before they are read
+    private static bool DecryptLastBlockAside(
+        in MessageCipher cipher,
+        PaddingMode padding,
+        ReadOnlySpan<byte> ciphertext,
+        Span<byte> destination,
+        out int bytesWritten)
+    {
+        Debug.Assert(ciphertext.Length > 2 * BlockSize && destination.Length >= ciphertext.Length - BlockSize);
+        int headLength = ciphertext.Length - BlockSize;
+        Span<byte> last = stackalloc byte[BlockSize];
+        Span<byte> lastIv = stackalloc byte[BlockSize];
+        ciphertext[headLength..].CopyTo(last);
+        ciphertext.Slice(headLength - BlockSize, BlockSize).CopyTo(lastIv);
+
+        Span<byte> head = destination[..headLength];
+        bool succeeded = false;
+        try
+        {
+            cipher.Run(ciphertext[..headLength], head);
+            cipher.ContinueAfter(lastIv).Run(last, last);
+
+            int lastLength = SymmetricPadding.GetUnpaddedLength(last, padding);
+            if (lastLength < 0)
+            {
+                throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+            }
+
+            if (headLength + lastLength > destination.Length)
+            {
+                bytesWritten = 0;
+                return false;
+            }
+
+            last[..lastLength].CopyTo(destination[headLength..]);
+            bytesWritten = headLength + lastLength;
+            succeeded = true;
+            return true;
+        }
+        finally
+        {
+            CryptographicOperations.ZeroMemory(last);
+            if (!succeeded)
+            {
+                CryptographicOperations.ZeroMemory(head);
             }
         }
     }
