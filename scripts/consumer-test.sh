@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# Consumer test for the CachedAes NuGet package.
+#
+#  1. Packs src/CachedAes (Release) into a fresh local folder and checks the .nupkg and .snupkg
+#     (files, license expression, readme, repository commit, release notes).
+#  2. Restores samples/CachedAes.Sample, which references the package by id and version only,
+#     with CachedAes mapped to that folder alone and a private NuGet packages folder (so no
+#     cached copy of the same version can stand in), then runs it and checks its output.
+#  3. Publishes the sample trimmed and self-contained, with zero warnings, and runs that binary.
+#  4. Publishes the sample with native AOT, with zero warnings, and runs the native binary. When
+#     this machine cannot (missing native AOT packs or no C toolchain) the step is reported as
+#     SKIP with the reason, or as FAIL when CACHEDAES_REQUIRE_AOT=1.
+#
+# Prints PASS/FAIL/SKIP lines and a closing "consumer-test: N passed, N failed, N skipped" line;
+# exits non-zero when anything failed.
+#
+# Environment (all optional):
+#   CACHEDAES_CONSUMER_WORK      work folder (default: a new temporary folder, removed on success)
+#   CACHEDAES_CONSUMER_PACKAGES  private NuGet packages folder (default: artifacts/consumer-test/packages;
+#                                its CachedAes entry is deleted before every run)
+#   CACHEDAES_EXPECTED_BACKEND   backend the sample must report (default from the OS: OpenSsl on
+#                                Linux, CommonCrypto on macOS, Cng on Windows; "any" accepts any)
+#   CACHEDAES_REQUIRE_AOT=1      treat a native AOT step that cannot run here as a failure
+#   CACHEDAES_SKIP_PUBLISH=1     stop after step 2 (quick local check)
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+project="$repo/src/CachedAes/CachedAes.csproj"
+sample_dir="$repo/samples/CachedAes.Sample"
+sample="$sample_dir/CachedAes.Sample.csproj"
+
+work_is_temp=0
+if [[ -n "${CACHEDAES_CONSUMER_WORK:-}" ]]; then
+  work="$CACHEDAES_CONSUMER_WORK"
+  rm -rf "$work"
+  mkdir -p "$work"
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/cachedaes-consumer.XXXXXX")
+  work_is_temp=1
+fi
+work=$(cd "$work" && pwd)
+feed="$work/feed"
+logs="$work/logs"
+packages="${CACHEDAES_CONSUMER_PACKAGES:-$repo/artifacts/consumer-test/packages}"
+mkdir -p "$feed" "$logs" "$packages"
+packages=$(cd "$packages" && pwd)
+
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+
+passed=0
+failed=0
+skipped=0
+pass() { echo "PASS: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+skip() { echo "SKIP: $*"; skipped=$((skipped + 1)); }
+
+finish() {
+  echo "consumer-test: $passed passed, $failed failed, $skipped skipped"
+  if [[ $failed -ne 0 ]]; then
+    echo "consumer-test: logs kept in $logs"
+    exit 1
+  fi
+  if [[ $work_is_temp -eq 1 ]]; then rm -rf "$work"; fi
+  exit 0
+}
+
+show_tail() {
+  echo "---- last lines of $1 ----"
+  tail -n 40 "$1"
+  echo "----"
+}
+
+# run LOGNAME COMMAND...: runs a command with its output in $logs/LOGNAME.log; on failure shows
+# the log's tail (unless RUN_QUIET=1) and returns the command's exit code.
+run() {
+  local name=$1
+  shift
+  local rc=0
+  echo "+ $*" >"$logs/$name.log"
+  "$@" >>"$logs/$name.log" 2>&1 || rc=$?
+  [[ $rc -eq 0 ]] && return 0
+  echo "(exit code $rc)" >>"$logs/$name.log"
+  [[ "${RUN_QUIET:-0}" == 1 ]] || show_tail "$logs/$name.log"
+  return $rc
+}
+
+# Lists a zip archive's entries / prints one entry (python3 is on every machine this runs on).
+zip_list() { python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$1"; }
+zip_cat() { python3 -c 'import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).decode("utf-8-sig"))' "$1" "$2"; }
+# NuGet's package hash: base64 of the SHA-512 of the .nupkg.
+nupkg_hash() { python3 -c 'import sys, hashlib, base64; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$1"; }
+
+# Warnings that a build or publish printed (MSBuild's "file(line): warning CODE: text" form).
+warnings_in() { grep -E ': warning [A-Z]+[0-9]+' "$1" | sort -u; }
+
+# ---------------------------------------------------------------- 1. pack
+version=$(dotnet msbuild "$project" -nologo -getProperty:PackageVersion 2>/dev/null | tr -d '[:space:]')
+if [[ -z "$version" ]]; then
+  fail "could not read PackageVersion from $project"
+  finish
+fi
+echo "consumer-test: CachedAes $version, work folder $work"
+
+if run pack dotnet pack "$project" -c Release -o "$feed"; then
+  pass "dotnet pack (Release) into $feed"
+else
+  fail "dotnet pack failed"
+  finish
+fi
+
+nupkg="$feed/CachedAes.$version.nupkg"
+snupkg="$feed/CachedAes.$version.snupkg"
+[[ -f "$nupkg" ]] || { fail "missing $nupkg"; finish; }
+[[ -f "$snupkg" ]] || { fail "missing $snupkg"; finish; }
+pkg_warnings=$(warnings_in "$logs/pack.log")
+if [[ -n "$pkg_warnings" ]]; then
+  fail "dotnet pack printed warnings:"
+  echo "$pkg_warnings"
+fi
+
+problems=()
+entries=$(zip_list "$nupkg")
+for entry in README.md lib/net10.0/CachedAes.dll lib/net10.0/CachedAes.xml CachedAes.nuspec; do
+  grep -qxF "$entry" <<<"$entries" || problems+=("nupkg lacks $entry")
+done
+grep -q '\.pdb$' <<<"$entries" && problems+=("nupkg contains a .pdb (symbols belong in the .snupkg)")
+grep -qxF lib/net10.0/CachedAes.pdb <<<"$(zip_list "$snupkg")" || problems+=("snupkg lacks lib/net10.0/CachedAes.pdb")
+
+nuspec=$(zip_cat "$nupkg" CachedAes.nuspec)
+nuspec_has() { grep -qF -- "$1" <<<"$nuspec" || problems+=("nuspec lacks $1"); }
+nuspec_has "<id>CachedAes</id>"
+nuspec_has "<version>$version</version>"
+nuspec_has '<license type="expression">MIT</license>'
+nuspec_has '<readme>README.md</readme>'
+nuspec_has '<repository type="git" url="https://github.com/cachedaes/CachedAes"'
+nuspec_has '<releaseNotes>'
+if git -C "$repo" rev-parse --verify -q HEAD >/dev/null; then
+  nuspec_has "commit=\"$(git -C "$repo" rev-parse HEAD)\""
+fi
+if [[ ${#problems[@]} -eq 0 ]]; then
+  pass "package contents: README.md, lib/net10.0/CachedAes.{dll,xml}, MIT expression, repository commit, release notes; .snupkg holds the pdb"
+else
+  for p in "${problems[@]}"; do fail "$p"; done
+fi
+
+# ---------------------------------------------------------------- 2. restore and run the sample
+case "$(uname -s)" in
+  Linux) default_backend=OpenSsl ;;
+  Darwin) default_backend=CommonCrypto ;;
+  MINGW* | MSYS* | CYGWIN* | Windows_NT) default_backend=Cng ;;
+  *) default_backend=any ;;
+esac
+expected_backend="${CACHEDAES_EXPECTED_BACKEND:-$default_backend}"
+
+# check_output NAME LOGFILE: the sample's output must end in success and name the expected backend.
+check_output() {
+  local name=$1 log=$2 backend
+  if ! grep -qx 'consumer-check: OK' "$log"; then
+    fail "$name: no 'consumer-check: OK' line"
+    grep -E '^(MISMATCH|consumer-check|backend)' "$log" | head -n 20
+    return 1
+  fi
+  backend=$(sed -n 's/^backend: //p' "$log" | head -n 1)
+  if [[ "$expected_backend" != any && "$backend" != "$expected_backend" ]]; then
+    fail "$name: backend is '$backend', expected '$expected_backend'"
+    return 1
+  fi
+  pass "$name: consumer-check: OK, backend $backend, $(grep -E '^checks:' "$log")"
+}
+
+# A stale CachedAes of the same version must never be used: clear it from the private folder,
+# and clear the sample's own build output.
+rm -rf "$packages/cachedaes" "$sample_dir/bin" "$sample_dir/obj"
+export CACHEDAES_LOCAL_FEED="$feed" NUGET_PACKAGES="$packages"
+
+if run sample-run dotnet run --project "$sample" -c Release -p:CachedAesVersion="$version"; then
+  check_output "sample (dotnet run)" "$logs/sample-run.log"
+else
+  fail "sample (dotnet run) failed (build error or a mismatch: see above)"
+fi
+run_warnings=$(warnings_in "$logs/sample-run.log")
+[[ -z "$run_warnings" ]] || { fail "sample build printed warnings:"; echo "$run_warnings"; }
+
+# The package the sample restored must be the one just packed, from the local folder.
+meta="$packages/cachedaes/$version/.nupkg.metadata"
+if [[ -f "$meta" ]]; then
+  restored_source=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["source"])' "$meta")
+  restored_hash=$(cat "$packages/cachedaes/$version/cachedaes.$version.nupkg.sha512")
+  if [[ "${restored_source%/}" == "$feed" && "$restored_hash" == "$(nupkg_hash "$nupkg")" ]]; then
+    pass "sample restored CachedAes $version from the local folder only (same SHA-512 as the packed file)"
+  else
+    fail "sample restored CachedAes from '$restored_source' (expected '$feed') or with another hash"
+  fi
+else
+  fail "CachedAes $version was not restored into the private packages folder $packages"
+fi
+
+if [[ "${CACHEDAES_SKIP_PUBLISH:-0}" == 1 ]]; then
+  skip "trimmed and native AOT publish (CACHEDAES_SKIP_PUBLISH=1)"
+  finish
+fi
+
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) rid=linux-x64 ;;
+  Linux-aarch64) rid=linux-arm64 ;;
+  Darwin-x86_64) rid=osx-x64 ;;
+  Darwin-arm64) rid=osx-arm64 ;;
+  *) rid= ;;
+esac
+if [[ -z "$rid" ]]; then
+  skip "trimmed and native AOT publish: no runtime identifier for $(uname -s)-$(uname -m) in this script"
+  finish
+fi
+
+# ---------------------------------------------------------------- 3. trimmed self-contained publish
+trimmed="$work/trimmed"
+if run publish-trimmed dotnet publish "$sample" -c Release -r "$rid" --self-contained \
+  -p:PublishTrimmed=true -p:CachedAesVersion="$version" -o "$trimmed"; then
+  trim_warnings=$(warnings_in "$logs/publish-trimmed.log")
+  if [[ -z "$trim_warnings" ]]; then
+    pass "trimmed publish ($rid): zero warnings"
+  else
+    fail "trimmed publish ($rid) printed warnings:"
+    echo "$trim_warnings"
+  fi
+  if run trimmed-run "$trimmed/CachedAes.Sample"; then
+    check_output "trimmed binary" "$logs/trimmed-run.log"
+  else
+    fail "trimmed binary exited non-zero"
+  fi
+else
+  fail "trimmed publish ($rid) failed"
+fi
+
+# ---------------------------------------------------------------- 4. native AOT publish
+aot="$work/aot"
+aot_unavailable() {
+  if [[ "${CACHEDAES_REQUIRE_AOT:-0}" == 1 ]]; then
+    fail "native AOT publish ($rid): $*"
+  else
+    skip "native AOT publish ($rid): $*"
+  fi
+}
+if RUN_QUIET=1 run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=true \
+  -p:CachedAesVersion="$version" -o "$aot"; then
+  aot_warnings=$(warnings_in "$logs/publish-aot.log")
+  if [[ -z "$aot_warnings" ]]; then
+    pass "native AOT publish ($rid): zero warnings"
+  else
+    fail "native AOT publish ($rid) printed warnings:"
+    echo "$aot_warnings"
+  fi
+  if run aot-run "$aot/CachedAes.Sample"; then
+    check_output "native AOT binary" "$logs/aot-run.log"
+  else
+    fail "native AOT binary exited non-zero"
+  fi
+elif missing=$(grep -oE 'Unable to find package [A-Za-z0-9_.-]+' "$logs/publish-aot.log" | sed -e 's/Unable to find package //' -e 's/\.$//' | sort -u) \
+  && [[ -n "$missing" ]] \
+  && ! grep -qviE '^(Microsoft\.NETCore\.App\.Runtime\.NativeAOT\..+|runtime\..+\.Microsoft\.DotNet\.ILCompiler|Microsoft\.DotNet\.ILCompiler)$' <<<"$missing"; then
+  # Only the native AOT compiler/runtime packs are missing: this machine's package source lacks them.
+  aot_unavailable "the package source lacks $(paste -sd, - <<<"$missing") (wanted by .NET SDK $(dotnet --version)); native AOT needs them from a package source"
+elif grep -qE 'Platform linker .* not found' "$logs/publish-aot.log"; then
+  aot_unavailable "no C toolchain: neither clang nor gcc is on PATH (install clang or gcc, and zlib1g-dev)"
+else
+  show_tail "$logs/publish-aot.log"
+  fail "native AOT publish ($rid) failed"
+fi
+
+finish
