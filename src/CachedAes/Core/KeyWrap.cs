@@ -4,7 +4,7 @@ using System.Diagnostics;
 using System.Security.Cryptography;
 using CachedCryptography.Interop;
 
-namespace CachedCryptography;
+namespace CachedCryptography.Core;
 
 /// <summary>
 /// AES key wrap with padding (RFC 5649) and the RFC 3394 wrap it is built on, written once over an

@@ -1,4 +1,6 @@
 using System;
+using CachedCryptography.Interop.Cng;
+using CachedCryptography.Interop.CommonCrypto;
 using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Interop.Stock;
 
@@ -17,7 +19,25 @@ internal static class CipherBackends
 
     private static CipherBackend Select()
     {
-        if (OperatingSystem.IsLinux())
+        if (OperatingSystem.IsWindows())
+        {
+            if (CngBackend.TryCreate(out CipherBackend? cng))
+            {
+                return cng;
+            }
+
+            FallbackReason = "CNG AES ECB/CBC could not be opened.";
+        }
+        else if (OperatingSystem.IsMacOS())
+        {
+            if (CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto))
+            {
+                return commonCrypto;
+            }
+
+            FallbackReason = "CommonCrypto could not create an AES cryptor.";
+        }
+        else if (OperatingSystem.IsLinux())
         {
             if (OpenSslBackend.TryCreate(out CipherBackend? openSsl, out string? reason))
             {

@@ -4,7 +4,7 @@ using CachedCryptography;
 using CachedCryptography.Interop;
 using CachedCryptography.Interop.Cng;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 public sealed class CngBackendTests
 {

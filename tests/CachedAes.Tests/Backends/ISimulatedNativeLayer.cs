@@ -1,6 +1,6 @@
 using System.Collections.Generic;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>What every simulated native layer reports, so a suite can check handle hygiene after a run.</summary>
 internal interface ISimulatedNativeLayer

@@ -4,7 +4,7 @@ using CachedCryptography.Interop;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// The real native backends: each must come up on its own OS (and then agree with stock AES), and must

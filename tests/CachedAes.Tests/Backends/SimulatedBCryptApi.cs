@@ -5,7 +5,7 @@ using System.Text;
 using CachedCryptography.Interop;
 using CachedCryptography.Interop.Cng;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// A managed stand-in for <c>bcrypt.dll</c> that follows the documented CNG semantics, computed with stock

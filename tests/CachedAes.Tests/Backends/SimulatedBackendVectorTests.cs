@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using CachedCryptography.Interop;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// Every simulated backend against the NIST CAVP AES-ECB/CBC known answers (third-party values, not

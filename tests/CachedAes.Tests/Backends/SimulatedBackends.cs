@@ -4,7 +4,7 @@ using CachedCryptography.Interop;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// The Windows and macOS backends over their simulated native layers, for running the whole CachedAes

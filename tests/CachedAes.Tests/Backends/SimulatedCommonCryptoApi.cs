@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Security.Cryptography;
 using CachedCryptography.Interop.CommonCrypto;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// A managed stand-in for CommonCrypto's cryptor API that follows its documented semantics, computed with

@@ -1,7 +1,7 @@
 using System;
 using System.Security.Cryptography;
 
-namespace CachedAes.Tests.Backends;
+namespace CachedCryptography.Tests.Backends;
 
 /// <summary>Expected values from stock <see cref="Aes.Create()"/> (padding off), and deterministic test data.</summary>
 internal static class Stock

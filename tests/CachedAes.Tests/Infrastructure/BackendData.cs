@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
+using CachedCryptography.Tests.Backends;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
@@ -13,6 +14,10 @@ public static class BackendData
     private static readonly Dictionary<string, Func<CachedAes>> s_factories = new(StringComparer.Ordinal)
     {
         ["PlatformDefault"] = () => new CachedAes(),
+        // Windows and macOS backends over simulated native layers that follow each API's documented semantics.
+        ["SimulatedCngPseudoHandles"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles)),
+        ["SimulatedCngProviders"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngProviders)),
+        ["SimulatedCommonCrypto"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CommonCrypto)),
     };
 
     /// <summary>Backend names, for <c>[MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]</c>.</summary>

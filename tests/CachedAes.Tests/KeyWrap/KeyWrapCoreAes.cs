@@ -1,3 +1,4 @@
+using CachedCryptography.Core;
 using System;
 using System.Security.Cryptography;
 

@@ -1,55 +1,17 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// Finds and parses the shared vector files for the key-wrap tests. The folder lookup is a private
-/// copy of the shared <c>Vectors</c> helper's rule (CACHEDAES_VECTORS, else ../shared/vectors above the
-/// repository); the lead switches it to <c>Vectors.Path</c> when both are merged.
+/// Finds and parses the shared vector files for the key-wrap tests (the folder comes from <see cref="Vectors"/>).
 /// </summary>
 internal static class KwpVectorFiles
 {
-    private static readonly Lazy<string> s_root = new(FindRoot);
-
-    public static string Path(params string[] parts)
-    {
-        string path = System.IO.Path.Combine([s_root.Value, .. parts]);
-
-        if (!File.Exists(path))
-        {
-            throw new FileNotFoundException($"Vector file not found: {path}", path);
-        }
-
-        return path;
-    }
-
-    private static string FindRoot()
-    {
-        string? fromEnvironment = Environment.GetEnvironmentVariable("CACHEDAES_VECTORS");
-
-        if (!string.IsNullOrEmpty(fromEnvironment))
-        {
-            return Directory.Exists(fromEnvironment)
-                ? fromEnvironment
-                : throw new DirectoryNotFoundException($"CACHEDAES_VECTORS points to a missing folder: {fromEnvironment}");
-        }
-
-        // Walk up from the test binaries; at each level try ../shared/vectors relative to that folder.
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            string candidate = System.IO.Path.Combine(dir.FullName, "..", "shared", "vectors");
-
-            if (File.Exists(System.IO.Path.Combine(candidate, "README.md")))
-            {
-                return System.IO.Path.GetFullPath(candidate);
-            }
-        }
-
-        throw new DirectoryNotFoundException(
-            "Test vectors not found: set CACHEDAES_VECTORS or place them in ../shared/vectors next to the repository.");
-    }
+    /// <summary>A file in the shared vector folder (see <see cref="Vectors"/> for where it is looked for).</summary>
+    public static string Path(params string[] parts) => Vectors.Path(parts);
 
     /// <summary>
     /// Reads blank-line separated <c>Name = value</c> records. Comment lines (<c>#</c>) are skipped,
