@@ -57,6 +57,7 @@ public sealed class CachedAes : Aes
     public static new CachedAes Create() => new();
 
     /// <summary>The native library whose handles this instance caches.</summary>
+    /// <remarks>One instance serves one caller at a time; see the class remarks for the concurrency contract.</remarks>
     /// <value>
     /// <see cref="CachedAesBackend.OpenSsl"/> on Linux, <see cref="CachedAesBackend.Cng"/> on Windows,
     /// <see cref="CachedAesBackend.CommonCrypto"/> on macOS, or <see cref="CachedAesBackend.StockFallback"/> where
@@ -115,16 +116,19 @@ public sealed class CachedAes : Aes
     }
 
     /// <summary>Replaces <see cref="SymmetricAlgorithm.IV"/> with a random 16-byte value.</summary>
+    /// <remarks>The IV is not cached state: one-shots take their IV as an argument, so this needs no guard.</remarks>
     public override void GenerateIV() => IV = RandomNumberGenerator.GetBytes(BlockSize / 8);
 
     /// <summary>Creates an encryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
     /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
     /// <returns>A stock encryptor.</returns>
+    /// <exception cref="CryptographicException">The mode is not supported, or a key had to be generated while another thread is using this instance.</exception>
     public override ICryptoTransform CreateEncryptor() => CreateTransformWithOwnKey(encrypting: true);
 
     /// <summary>Creates a decryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
     /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
     /// <returns>A stock decryptor.</returns>
+    /// <exception cref="CryptographicException">The mode is not supported, or a key had to be generated while another thread is using this instance.</exception>
     public override ICryptoTransform CreateDecryptor() => CreateTransformWithOwnKey(encrypting: false);
 
     /// <summary>Creates an encryptor for the given key and IV with this instance's mode, padding and feedback size, as stock does.</summary>
@@ -147,6 +151,7 @@ public sealed class CachedAes : Aes
 
     /// <inheritdoc />
     /// <remarks>Validated by the base class; replaces the key and releases the native handles under the concurrency guard.</remarks>
+    /// <exception cref="CryptographicException">Another thread is using this instance.</exception>
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
         _guard.Enter();
@@ -161,7 +166,12 @@ public sealed class CachedAes : Aes
         }
     }
 
+    /// <summary>Encrypts with ECB on the cached ECB encryption handle, creating it on first use.</summary>
     /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, a native
+    /// call failed (the handle is then dropped and the next call creates a new one), or another thread is using this instance.
+    /// </exception>
     protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
     {
         _guard.Enter();
@@ -180,7 +190,12 @@ public sealed class CachedAes : Aes
         }
     }
 
+    /// <summary>Decrypts with ECB on the cached ECB decryption handle, creating it on first use.</summary>
     /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// The ciphertext is not whole blocks, the padding is invalid, a native call failed (the handle is then dropped),
+    /// or another thread is using this instance. No plaintext is left in <paramref name="destination"/>.
+    /// </exception>
     protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
     {
         _guard.Enter();
@@ -199,7 +214,12 @@ public sealed class CachedAes : Aes
         }
     }
 
+    /// <summary>Encrypts with CBC on the cached handles, creating them on first use.</summary>
     /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, a native
+    /// call failed (the handle is then dropped and the next call creates a new one), or another thread is using this instance.
+    /// </exception>
     protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
     {
         _guard.Enter();
@@ -218,7 +238,12 @@ public sealed class CachedAes : Aes
         }
     }
 
+    /// <summary>Decrypts with CBC on the cached handles, creating them on first use.</summary>
     /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// The ciphertext is not whole blocks, the padding is invalid, a native call failed (the handle is then dropped),
+    /// or another thread is using this instance. No plaintext is left in <paramref name="destination"/>.
+    /// </exception>
     protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
     {
         _guard.Enter();
@@ -239,6 +264,9 @@ public sealed class CachedAes : Aes
 
     /// <inheritdoc />
     /// <remarks>CFB is not cached: it runs on a stock instance holding the same key, under the concurrency guard.</remarks>
+    /// <exception cref="CryptographicException">
+    /// The feedback size is not 8 or 128 bits, the input is invalid for the padding mode, or another thread is using this instance.
+    /// </exception>
     protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
         _guard.Enter();
@@ -254,6 +282,9 @@ public sealed class CachedAes : Aes
 
     /// <inheritdoc />
     /// <remarks>CFB is not cached: it runs on a stock instance holding the same key, under the concurrency guard.</remarks>
+    /// <exception cref="CryptographicException">
+    /// The feedback size is not 8 or 128 bits, the input is invalid for the padding mode, or another thread is using this instance.
+    /// </exception>
     protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
         _guard.Enter();
@@ -271,6 +302,7 @@ public sealed class CachedAes : Aes
     /// <remarks>
     /// RFC 5649 runs every step on the one cached ECB encryption handle, under a single entry of the concurrency guard.
     /// </remarks>
+    /// <exception cref="CryptographicException">A native call failed, or another thread is using this instance.</exception>
     protected override void EncryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
         _guard.Enter();
@@ -294,6 +326,9 @@ public sealed class CachedAes : Aes
     /// RFC 5649 runs every step on the one cached ECB decryption handle, under a single entry of the concurrency guard.
     /// The integrity checks are combined without branching on secret data; on failure the destination is cleared.
     /// </remarks>
+    /// <exception cref="CryptographicException">
+    /// The ciphertext does not unwrap under this key (integrity check failed), a native call failed, or another thread is using this instance.
+    /// </exception>
     protected override int DecryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
         _guard.Enter();

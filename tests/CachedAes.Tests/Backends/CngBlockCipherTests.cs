@@ -162,31 +162,6 @@ public sealed class CngBlockCipherTests
     }
 
     [Theory]
-    [InlineData(false, true, 8)]
-    [InlineData(false, false, 8)]
-    [InlineData(false, true, -8)]
-    [InlineData(false, false, -24)]
-    [InlineData(true, false, 8)]
-    public void Partially_overlapping_buffers_give_the_stock_result(bool ecb, bool encrypting, int shift)
-    {
-        BlockCipherMode mode = ecb ? BlockCipherMode.Ecb : BlockCipherMode.Cbc;
-        byte[] key = Stock.Bytes(16, 21);
-        byte[] iv = Stock.Bytes(16, 22);
-        byte[] data = Stock.Bytes(64, 23);
-        byte[] buffer = new byte[data.Length + 64];
-        int inputAt = 32;
-        data.CopyTo(buffer, inputAt);
-        using CngBlockCipher cipher = Make(mode, encrypting, key);
-
-        cipher.Reset(iv);
-        cipher.Transform(buffer.AsSpan(inputAt, data.Length), buffer.AsSpan(inputAt + shift, data.Length));
-
-        byte[] expected = mode == BlockCipherMode.Ecb ? Stock.Ecb(key, data, encrypting) : Stock.Cbc(key, iv, data, encrypting);
-        Assert.Equal(expected, buffer.AsSpan(inputAt + shift, data.Length).ToArray());
-        Assert.False(cipher.IsFaulted);
-    }
-
-    [Theory]
     [InlineData(true, "BCryptEncrypt")]
     [InlineData(false, "BCryptDecrypt")]
     public void A_native_failure_reports_the_ntstatus_in_hex_and_faults_the_handle(bool encrypting, string function)

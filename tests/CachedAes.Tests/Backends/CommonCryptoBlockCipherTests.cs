@@ -136,26 +136,6 @@ public sealed class CommonCryptoBlockCipherTests
     }
 
     [Theory]
-    [InlineData(false, true, 8)]
-    [InlineData(false, false, -8)]
-    [InlineData(true, true, 24)]
-    public void Partially_overlapping_buffers_give_the_stock_result(bool ecb, bool encrypting, int shift)
-    {
-        byte[] key = Stock.Bytes(16, 117);
-        byte[] iv = Stock.Bytes(16, 118);
-        byte[] data = Stock.Bytes(64, 119);
-        byte[] buffer = new byte[data.Length + 64];
-        data.CopyTo(buffer, 32);
-        using CommonCryptoBlockCipher cipher = Make(ecb, encrypting, key);
-
-        cipher.Reset(iv);
-        cipher.Transform(buffer.AsSpan(32, data.Length), buffer.AsSpan(32 + shift, data.Length));
-
-        byte[] expected = ecb ? Stock.Ecb(key, data, encrypting) : Stock.Cbc(key, iv, data, encrypting);
-        Assert.Equal(expected, buffer.AsSpan(32 + shift, data.Length).ToArray());
-    }
-
-    [Theory]
     [InlineData(SimulatedCommonCryptoApi.kCCBufferTooSmall, "-4301 (kCCBufferTooSmall)")]
     [InlineData(SimulatedCommonCryptoApi.kCCAlignmentError, "-4303 (kCCAlignmentError)")]
     [InlineData(-1, "-1 (unknown status)")]

@@ -1,5 +1,5 @@
 using System;
-using System.Buffers;
+using System.Diagnostics;
 using System.Globalization;
 using System.Security.Cryptography;
 
@@ -148,14 +148,10 @@ internal sealed class CommonCryptoBlockCipher : IBlockCipher
         bool succeeded = false;
         try
         {
-            if (input.Overlaps(output, out int offset) && offset != 0)
-            {
-                TransformViaCopy(input, output);
-            }
-            else
-            {
-                TransformCore(input, output);
-            }
+            // The seam's contract: exact in-place or no overlap (CommonCrypto allows nothing else). MessageCipher
+            // moves partially overlapping input into place before it calls here.
+            Debug.Assert(!input.Overlaps(output, out int offset) || offset == 0);
+            TransformCore(input, output);
 
             succeeded = true;
         }
@@ -209,29 +205,6 @@ internal sealed class CommonCryptoBlockCipher : IBlockCipher
             throw new CryptographicException(string.Create(
                 CultureInfo.InvariantCulture, $"CCCryptorUpdate wrote {moved} bytes instead of {input.Length}."));
         }
-    }
-
-    private unsafe void TransformViaCopy(ReadOnlySpan<byte> input, Span<byte> output)
-    {
-        // Partial overlap: run in place on a pinned temporary copy. The copy may hold plaintext: it is made
-        // inside the pin and zeroed before the buffer goes back to the pool.
-        byte[] rented = ArrayPool<byte>.Shared.Rent(input.Length);
-        fixed (byte* pRented = rented)
-        {
-            var temp = new Span<byte>(pRented, input.Length);
-            try
-            {
-                input.CopyTo(temp);
-                TransformCore(temp, temp);
-                temp.CopyTo(output);
-            }
-            finally
-            {
-                CryptographicOperations.ZeroMemory(temp);
-            }
-        }
-
-        ArrayPool<byte>.Shared.Return(rented);
     }
 
     private void ThrowIfUnusable()

@@ -1,0 +1,61 @@
+using System;
+using System.Runtime.InteropServices;
+using System.Security.Cryptography;
+using CachedCryptography.Interop;
+using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Tests.Infrastructure;
+
+namespace CachedCryptography.Tests;
+
+/// <summary>Runs only where the OpenSSL backend is the platform's (Linux); elsewhere it is reported as skipped.</summary>
+public sealed class OpenSslFactAttribute : FactAttribute
+{
+    public OpenSslFactAttribute()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            Skip = "The OpenSSL backend is used on Linux only.";
+        }
+    }
+}
+
+/// <summary>
+/// A real failing OpenSSL call: the cached context is reset behind the instance's back with
+/// <c>EVP_CIPHER_CTX_reset</c>, so the next <c>EVP_CipherUpdate</c> fails inside OpenSSL and pushes an error.
+/// </summary>
+public static partial class OpenSslFailureTests
+{
+    [LibraryImport("libcrypto.so.3")]
+    private static partial int EVP_CIPHER_CTX_reset(IntPtr ctx);
+
+    [OpenSslFact]
+    public static void Failing_EVP_CipherUpdate_surfaces_OpenSSLs_reason_drops_the_handle_and_the_next_call_works()
+    {
+        byte[] key = RandomNumberGenerator.GetBytes(32);
+        byte[] plaintext = RandomNumberGenerator.GetBytes(64);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] ciphertext = stock.EncryptEcb(plaintext, PaddingMode.None);
+
+        using var cached = new CachedAes { Key = key };
+        Assert.Equal(CachedAesBackend.OpenSsl, cached.Backend);
+        Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));
+
+        var handle = Assert.IsType<OpenSslBlockCipher>(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
+        Assert.Equal(1, EVP_CIPHER_CTX_reset(handle.Context.DangerousGetHandle()));
+
+        byte[] destination = TestUtil.Filled(64);
+        byte[] before = (byte[])destination.Clone();
+        var e = Assert.Throws<CryptographicException>(() => cached.DecryptEcb(ciphertext, destination, PaddingMode.None));
+
+        // The message carries OpenSSL's own reason, read from the thread's error queue.
+        Assert.StartsWith("OpenSSL EVP_CipherUpdate failed: error:", e.Message, StringComparison.Ordinal);
+        Assert.True(handle.IsFaulted);
+        Assert.Null(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
+        TestUtil.AssertNoNewData(before, destination, "after a failed EVP_CipherUpdate");
+
+        // A new context is created and gives stock's result.
+        int creations = cached.HandleCreations;
+        Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));
+        Assert.Equal(creations + 1, cached.HandleCreations);
+    }
+}
