@@ -12,9 +12,15 @@ public class CacheTests
 
     [Theory]
     [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
-    public void Backend_is_a_native_one_on_this_platform(string backend)
+    public void Backend_reports_what_it_is(string backend)
     {
         using CachedAes cached = BackendData.Create(backend);
+        if (backend == "StockFallback")
+        {
+            Assert.Equal(CachedAesBackend.StockFallback, cached.Backend);
+            return;
+        }
+
         Assert.NotEqual(CachedAesBackend.StockFallback, cached.Backend);
         if (backend == "PlatformDefault" && OperatingSystem.IsLinux())
         {

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
+using CachedCryptography.Interop.Stock;
 using CachedCryptography.Tests.Backends;
 
 namespace CachedCryptography.Tests.Infrastructure;
@@ -18,6 +19,8 @@ public static class BackendData
         ["SimulatedCngPseudoHandles"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles)),
         ["SimulatedCngProviders"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngProviders)),
         ["SimulatedCommonCrypto"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CommonCrypto)),
+        // What platforms without a shim get: every "handle" is a stock Aes that creates a native handle per call.
+        ["StockFallback"] = () => new CachedAes(StockBackend.Instance),
     };
 
     /// <summary>Backend names, for <c>[MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]</c>.</summary>

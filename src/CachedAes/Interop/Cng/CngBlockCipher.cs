@@ -10,35 +10,27 @@ namespace CachedCryptography.Interop.Cng;
 /// </summary>
 /// <remarks>
 /// <para>CNG overwrites the IV buffer it is given with the chaining value. This type therefore keeps a
-/// private 16-byte IV: <see cref="Reset"/> copies the caller's IV into it, every CBC
-/// <see cref="Transform"/> passes it (never a caller buffer), and CNG's overwrite is exactly what
-/// chains consecutive <see cref="Transform"/> calls of one message. Until the first
-/// <see cref="Reset"/> the private IV is all zeroes. ECB passes a NULL IV.</para>
+/// private 16-byte IV: <see cref="BlockCipherHandle.Reset"/> copies the caller's IV into it, every CBC
+/// <see cref="BlockCipherHandle.Transform"/> passes it (never a caller buffer), and CNG's overwrite is exactly what
+/// chains consecutive <see cref="BlockCipherHandle.Transform"/> calls of one message. Until the first
+/// <see cref="BlockCipherHandle.Reset"/> the private IV is all zeroes. ECB passes a NULL IV.</para>
 /// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
-internal sealed class CngBlockCipher : IBlockCipher
+internal sealed class CngBlockCipher : BlockCipherHandle
 {
-    private const int BlockSize = 16;
-
     private readonly IBCryptApi _api;
     private readonly SafeBCryptKeyHandle _key;
-    private readonly BlockCipherMode _mode;
     private readonly bool _encrypting;
     private readonly byte[] _iv;
-    private bool _faulted;
-    private bool _disposed;
 
     private CngBlockCipher(IBCryptApi api, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
+        : base(mode)
     {
         _api = api;
         _key = key;
-        _mode = mode;
         _encrypting = encrypting;
         _iv = mode == BlockCipherMode.Cbc ? new byte[BlockSize] : [];
     }
-
-    /// <inheritdoc />
-    public bool IsFaulted => _faulted || _disposed;
 
     /// <summary>
     /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to
@@ -88,66 +80,11 @@ internal sealed class CngBlockCipher : IBlockCipher
     }
 
     /// <inheritdoc />
-    public void Reset(ReadOnlySpan<byte> iv)
-    {
-        ThrowIfUnusable();
-        if (iv.Length != BlockSize)
-        {
-            _faulted = true;
-            throw new CryptographicException("The IV must be 16 bytes.");
-        }
-
-        // ECB has no chaining state: nothing to do, and no native call.
-        if (_mode == BlockCipherMode.Cbc)
-        {
-            iv.CopyTo(_iv);
-        }
-    }
+    protected override void ResetCore(ReadOnlySpan<byte> iv) => iv.CopyTo(_iv);
 
     /// <inheritdoc />
-    public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
+    protected override void ReleaseCore()
     {
-        ThrowIfUnusable();
-        if (input.Length % BlockSize != 0 || output.Length < input.Length)
-        {
-            _faulted = true;
-            throw new CryptographicException("The input is not a whole number of blocks or the output is too short.");
-        }
-
-        if (input.IsEmpty)
-        {
-            return;
-        }
-
-        output = output[..input.Length];
-        bool succeeded = false;
-        try
-        {
-            // The seam's contract: exact in-place or no overlap (CNG allows nothing else). MessageCipher
-            // moves partially overlapping input into place before it calls here.
-            Debug.Assert(!input.Overlaps(output, out int offset) || offset == 0);
-            TransformCore(input, output);
-
-            succeeded = true;
-        }
-        finally
-        {
-            if (!succeeded)
-            {
-                _faulted = true;
-            }
-        }
-    }
-
-    /// <inheritdoc />
-    public void Dispose()
-    {
-        if (_disposed)
-        {
-            return;
-        }
-
-        _disposed = true;
         _key.Dispose();
         CryptographicOperations.ZeroMemory(_iv);
     }
@@ -156,7 +93,8 @@ internal sealed class CngBlockCipher : IBlockCipher
     internal static CryptographicException Error(string function, int status)
         => new(string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}."));
 
-    private void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
+    /// <inheritdoc />
+    protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
     {
         // ECB: _iv is empty, passed as NULL. CBC: the private IV, which CNG overwrites with the chaining value.
         int status = _encrypting
@@ -173,19 +111,6 @@ internal sealed class CngBlockCipher : IBlockCipher
             throw new CryptographicException(string.Create(
                 CultureInfo.InvariantCulture,
                 $"{(_encrypting ? "BCryptEncrypt" : "BCryptDecrypt")} wrote {written} bytes instead of {input.Length}."));
-        }
-    }
-
-    private void ThrowIfUnusable()
-    {
-        if (_disposed)
-        {
-            throw new CryptographicException("The native AES key handle has been disposed.");
-        }
-
-        if (_faulted)
-        {
-            throw new CryptographicException("The native AES key handle is unusable after an earlier failure.");
         }
     }
 }

@@ -10,30 +10,22 @@ namespace CachedCryptography.Interop.CommonCrypto;
 /// </summary>
 /// <remarks>
 /// <para>The cryptor is created with a NULL IV (all zeroes for CBC, ignored for ECB). A CBC
-/// <see cref="Reset"/> calls <c>CCCryptorReset</c> with the new IV; the cryptor keeps the chaining value
-/// between <see cref="Transform"/> calls of one message. ECB never calls <c>CCCryptorReset</c> (it
-/// returns <c>kCCUnimplemented</c> on macOS 10.13+): an ECB <see cref="Reset"/> only checks its argument.</para>
+/// <see cref="BlockCipherHandle.Reset"/> calls <c>CCCryptorReset</c> with the new IV; the cryptor keeps the chaining value
+/// between <see cref="BlockCipherHandle.Transform"/> calls of one message. ECB never calls <c>CCCryptorReset</c> (it
+/// returns <c>kCCUnimplemented</c> on macOS 10.13+): an ECB <see cref="BlockCipherHandle.Reset"/> only checks its argument.</para>
 /// <para>The native layer is injected (<see cref="ICommonCryptoApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
-internal sealed class CommonCryptoBlockCipher : IBlockCipher
+internal sealed class CommonCryptoBlockCipher : BlockCipherHandle
 {
-    private const int BlockSize = 16;
-
     private readonly ICommonCryptoApi _api;
     private readonly SafeCCCryptorHandle _cryptor;
-    private readonly BlockCipherMode _mode;
-    private bool _faulted;
-    private bool _disposed;
 
     private CommonCryptoBlockCipher(ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode)
+        : base(mode)
     {
         _api = api;
         _cryptor = cryptor;
-        _mode = mode;
     }
-
-    /// <inheritdoc />
-    public bool IsFaulted => _faulted || _disposed;
 
     /// <summary>
     /// Creates a cryptor. The key bytes are copied to a stack buffer only for the native call and zeroed
@@ -94,87 +86,19 @@ internal sealed class CommonCryptoBlockCipher : IBlockCipher
     }
 
     /// <inheritdoc />
-    public void Reset(ReadOnlySpan<byte> iv)
+    /// <remarks>Only ever called for CBC: on ECB <c>CCCryptorReset</c> returns <c>kCCUnimplemented</c> (macOS 10.13+).</remarks>
+    protected override void ResetCore(ReadOnlySpan<byte> iv)
     {
-        ThrowIfUnusable();
-        if (iv.Length != BlockSize)
+        Debug.Assert(Mode == BlockCipherMode.Cbc);
+        int status = _api.Reset(_cryptor, iv);
+        if (status != CommonCryptor.kCCSuccess)
         {
-            _faulted = true;
-            throw new CryptographicException("The IV must be 16 bytes.");
-        }
-
-        if (_mode != BlockCipherMode.Cbc)
-        {
-            // ECB: no chaining state, and CCCryptorReset would fail with kCCUnimplemented. No native call.
-            return;
-        }
-
-        bool succeeded = false;
-        try
-        {
-            int status = _api.Reset(_cryptor, iv);
-            if (status != CommonCryptor.kCCSuccess)
-            {
-                throw Error("CCCryptorReset", status);
-            }
-
-            succeeded = true;
-        }
-        finally
-        {
-            if (!succeeded)
-            {
-                _faulted = true;
-            }
+            throw Error("CCCryptorReset", status);
         }
     }
 
     /// <inheritdoc />
-    public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
-    {
-        ThrowIfUnusable();
-        if (input.Length % BlockSize != 0 || output.Length < input.Length)
-        {
-            _faulted = true;
-            throw new CryptographicException("The input is not a whole number of blocks or the output is too short.");
-        }
-
-        if (input.IsEmpty)
-        {
-            return;
-        }
-
-        output = output[..input.Length];
-        bool succeeded = false;
-        try
-        {
-            // The seam's contract: exact in-place or no overlap (CommonCrypto allows nothing else). MessageCipher
-            // moves partially overlapping input into place before it calls here.
-            Debug.Assert(!input.Overlaps(output, out int offset) || offset == 0);
-            TransformCore(input, output);
-
-            succeeded = true;
-        }
-        finally
-        {
-            if (!succeeded)
-            {
-                _faulted = true;
-            }
-        }
-    }
-
-    /// <inheritdoc />
-    public void Dispose()
-    {
-        if (_disposed)
-        {
-            return;
-        }
-
-        _disposed = true;
-        _cryptor.Dispose();
-    }
+    protected override void ReleaseCore() => _cryptor.Dispose();
 
     /// <summary>Builds the exception for a failed CommonCrypto call: the function name and the status (value and name).</summary>
     internal static CryptographicException Error(string function, int status)
@@ -191,7 +115,8 @@ internal sealed class CommonCryptoBlockCipher : IBlockCipher
         _ => "unknown status",
     };
 
-    private void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
+    /// <inheritdoc />
+    protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
     {
         int status = _api.Update(_cryptor, input, output, out nuint moved);
         if (status != CommonCryptor.kCCSuccess)
@@ -204,19 +129,6 @@ internal sealed class CommonCryptoBlockCipher : IBlockCipher
         {
             throw new CryptographicException(string.Create(
                 CultureInfo.InvariantCulture, $"CCCryptorUpdate wrote {moved} bytes instead of {input.Length}."));
-        }
-    }
-
-    private void ThrowIfUnusable()
-    {
-        if (_disposed)
-        {
-            throw new CryptographicException("The native AES cryptor has been disposed.");
-        }
-
-        if (_faulted)
-        {
-            throw new CryptographicException("The native AES cryptor is unusable after an earlier failure.");
         }
     }
 }

@@ -36,7 +36,7 @@ internal sealed class OpenSslBackend : CipherBackend
     public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         IntPtr cipher = _ciphers[(int)mode * 3 + (key.Length / 8 - 2)];
-        return new OpenSslBlockCipher(cipher, encrypting, key);
+        return new OpenSslBlockCipher(cipher, mode, encrypting, key);
     }
 
     public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)

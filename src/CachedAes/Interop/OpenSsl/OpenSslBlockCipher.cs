@@ -5,11 +5,12 @@ using System.Security.Cryptography;
 namespace CachedCryptography.Interop.OpenSsl;
 
 /// <summary>An <c>EVP_CIPHER_CTX</c> keyed once, padding off, reused for every message.</summary>
-internal sealed unsafe class OpenSslBlockCipher : IBlockCipher
+internal sealed unsafe class OpenSslBlockCipher : BlockCipherHandle
 {
     private readonly SafeEvpCipherCtxHandle _ctx;
 
-    public OpenSslBlockCipher(IntPtr cipher, bool encrypting, ReadOnlySpan<byte> key)
+    public OpenSslBlockCipher(IntPtr cipher, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+        : base(mode)
     {
         Debug.Assert(cipher != IntPtr.Zero);
         Libcrypto.ClearStaleErrors();
@@ -46,31 +47,23 @@ internal sealed unsafe class OpenSslBlockCipher : IBlockCipher
         _ctx = ctx;
     }
 
-    public bool IsFaulted { get; private set; }
-
     /// <summary>The owned context (tests use it to provoke real OpenSSL failures).</summary>
     internal SafeEvpCipherCtxHandle Context => _ctx;
 
-    public void Reset(ReadOnlySpan<byte> iv)
+    protected override void ResetCore(ReadOnlySpan<byte> iv)
     {
-        Debug.Assert(iv.Length == 16);
-        ThrowIfReleased();
-
         fixed (byte* ivPointer = iv)
         {
             // Cipher, engine and key NULL, enc -1: only the IV changes; the key schedule is kept.
             if (Libcrypto.EVP_CipherInit_ex(_ctx, IntPtr.Zero, IntPtr.Zero, null, ivPointer, -1) != 1)
             {
-                Fault("EVP_CipherInit_ex");
+                throw Libcrypto.CreateException("EVP_CipherInit_ex");
             }
         }
     }
 
-    public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
+    protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
     {
-        Debug.Assert(input.Length % 16 == 0 && output.Length >= input.Length);
-        ThrowIfReleased();
-
         // No ClearStaleErrors here: this is the hot path, and on failure CreateException reports the newest
         // queue entry, which is the one this call pushed.
         int written;
@@ -85,30 +78,14 @@ internal sealed unsafe class OpenSslBlockCipher : IBlockCipher
 
         if (result != 1)
         {
-            Fault("EVP_CipherUpdate");
+            throw Libcrypto.CreateException("EVP_CipherUpdate");
         }
 
         if (written != input.Length)
         {
-            IsFaulted = true;
             throw new CryptographicException($"OpenSSL EVP_CipherUpdate wrote {written} bytes for {input.Length}.");
         }
     }
 
-    private void ThrowIfReleased()
-    {
-        if (_ctx.IsClosed)
-        {
-            IsFaulted = true;
-            throw new CryptographicException("The OpenSSL cipher context has been released.");
-        }
-    }
-
-    private void Fault(string function)
-    {
-        IsFaulted = true;
-        throw Libcrypto.CreateException(function);
-    }
-
-    public void Dispose() => _ctx.Dispose();
+    protected override void ReleaseCore() => _ctx.Dispose();
 }

@@ -16,71 +16,47 @@ internal sealed class StockBackend : CipherBackend
     public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
         new StockBlockCipher(mode, encrypting, key);
 
-    private sealed class StockBlockCipher : IBlockCipher
+    private sealed class StockBlockCipher : BlockCipherHandle
     {
-        private const int BlockSize = 16;
-
         private readonly Aes _aes = Aes.Create();
-        private readonly BlockCipherMode _mode;
         private readonly bool _encrypting;
         private readonly byte[] _chain = new byte[BlockSize];
-        private bool _disposed;
 
         public StockBlockCipher(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+            : base(mode)
         {
-            _mode = mode;
             _encrypting = encrypting;
             _aes.SetKey(key);
         }
 
-        public bool IsFaulted { get; private set; }
+        protected override void ResetCore(ReadOnlySpan<byte> iv) => iv.CopyTo(_chain);
 
-        public void Reset(ReadOnlySpan<byte> iv) => iv.CopyTo(_chain);
-
-        public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
+        protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
         {
-            if (_disposed)
+            if (Mode == BlockCipherMode.Ecb)
             {
-                IsFaulted = true;
-                throw new CryptographicException("The cipher handle has been released.");
+                _ = _encrypting
+                    ? _aes.EncryptEcb(input, output, PaddingMode.None)
+                    : _aes.DecryptEcb(input, output, PaddingMode.None);
+                return;
             }
 
-            try
+            // Keep the chain going across calls, as a native CBC handle would.
+            Span<byte> next = stackalloc byte[BlockSize];
+            if (_encrypting)
             {
-                if (_mode == BlockCipherMode.Ecb)
-                {
-                    _ = _encrypting
-                        ? _aes.EncryptEcb(input, output, PaddingMode.None)
-                        : _aes.DecryptEcb(input, output, PaddingMode.None);
-                    return;
-                }
-
-                // Keep the chain going across calls, as a native CBC handle would.
-                Span<byte> next = stackalloc byte[BlockSize];
-                if (_encrypting)
-                {
-                    _ = _aes.EncryptCbc(input, _chain, output, PaddingMode.None);
-                    output.Slice(input.Length - BlockSize, BlockSize).CopyTo(next);
-                }
-                else
-                {
-                    input[^BlockSize..].CopyTo(next);
-                    _ = _aes.DecryptCbc(input, _chain, output, PaddingMode.None);
-                }
-
-                next.CopyTo(_chain);
+                _ = _aes.EncryptCbc(input, _chain, output, PaddingMode.None);
+                output[^BlockSize..].CopyTo(next);
             }
-            catch (CryptographicException)
+            else
             {
-                IsFaulted = true;
-                throw;
+                input[^BlockSize..].CopyTo(next);
+                _ = _aes.DecryptCbc(input, _chain, output, PaddingMode.None);
             }
+
+            next.CopyTo(_chain);
         }
 
-        public void Dispose()
-        {
-            _disposed = true;
-            _aes.Dispose();
-        }
+        protected override void ReleaseCore() => _aes.Dispose();
     }
 }
