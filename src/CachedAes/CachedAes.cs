@@ -6,42 +6,41 @@ using CachedCryptography.Interop;
 namespace CachedCryptography;
 
 /// <summary>
-/// A drop-in replacement for <see cref="Aes.Create()"/> that keeps its native AES handles between calls.
+/// A drop-in replacement for <see cref="Aes.Create()"/> that keeps its native AES handles between calls. One
+/// instance may be shared by any number of threads: concurrent calls run in parallel, each on a native handle of
+/// its own, and a key change applies to every call that starts after it returns.
 /// </summary>
 /// <remarks>
 /// <para>
 /// Stock <see cref="Aes"/> creates, keys and frees a native cipher for every one-shot call
 /// (<see cref="SymmetricAlgorithm.EncryptEcb(ReadOnlySpan{byte}, PaddingMode)"/>,
 /// <see cref="SymmetricAlgorithm.DecryptCbc(ReadOnlySpan{byte}, ReadOnlySpan{byte}, PaddingMode)"/>, ...).
-/// <see cref="CachedAes"/> creates at most one native handle per mode (ECB, CBC) and direction, on first use,
-/// keyed with the current key, and reuses it for every later call, including each step of
-/// <see cref="Aes.EncryptKeyWrapPadded(ReadOnlySpan{byte})"/> and <see cref="Aes.DecryptKeyWrapPadded(ReadOnlySpan{byte})"/>.
-/// The handles are released when the key changes by any path (<see cref="Key"/>,
-/// <see cref="SymmetricAlgorithm.SetKey(ReadOnlySpan{byte})"/>, <see cref="KeySize"/>, <see cref="GenerateKey"/>)
-/// and when the instance is disposed.
+/// <see cref="CachedAes"/> keys a native handle per mode (ECB, CBC) and direction on first use and reuses it for every
+/// later call, including each step of <see cref="Aes.EncryptKeyWrapPadded(ReadOnlySpan{byte})"/> and
+/// <see cref="Aes.DecryptKeyWrapPadded(ReadOnlySpan{byte})"/>.
+/// </para>
+/// <para>
+/// <b>Threads.</b> Everything stock allows from several threads at once works the same way here, without locks and
+/// without waiting. A native handle is used by one call at a time; a call that finds the cached handle busy takes
+/// another from a small per-instance set, created on demand, that keeps at most one handle per processor for each
+/// mode and direction (beyond that, a call uses a handle of its own and frees it afterwards). A key change
+/// (<see cref="Key"/>, <see cref="SymmetricAlgorithm.SetKey(ReadOnlySpan{byte})"/>, <see cref="KeySize"/>,
+/// <see cref="GenerateKey"/>) is atomic: no call that starts after it returns uses an older key, while calls already
+/// running finish with the key they started with, as on stock; the handles made with the old key are released as
+/// soon as no call is using them. <see cref="SymmetricAlgorithm.Dispose()"/> never throws, releases every handle once
+/// no call is using it, and, like stock, a later use silently generates a new key.
 /// </para>
 /// <para>
 /// Everything else behaves like stock <see cref="Aes.Create()"/>: the same bytes, the same exceptions for the same
 /// bad input, the same five padding modes, CFB one-shots, and <see cref="CreateEncryptor(byte[], byte[])"/> /
 /// <see cref="CreateDecryptor(byte[], byte[])"/> transforms that do not depend on the instance afterwards.
-/// Like stock, using an instance after <see cref="SymmetricAlgorithm.Dispose()"/> silently generates a new key.
-/// </para>
-/// <para>
-/// <b>Concurrency.</b> Because the handles are shared, one instance serves one caller at a time. Every one-shot
-/// (ECB, CBC, CFB, key wrap) and every key change (including <see cref="SymmetricAlgorithm.Dispose()"/>) takes a
-/// non-blocking guard; a call that arrives while another is running on the same instance throws
-/// <see cref="CryptographicException"/> ("Concurrent operations from multiple threads on this type are not
-/// supported.") and changes nothing. Stock instances tolerate concurrent one-shots; give each thread its own
-/// <see cref="CachedAes"/> instead. Sequential use from different threads is fine.
 /// </para>
 /// <para>The key is held in unmanaged memory that the garbage collector never moves, zeroed when replaced or disposed.</para>
 /// </remarks>
 public sealed class CachedAes : Aes
 {
-    private readonly HandleCache _handles;
-    private ConcurrencyGuard _guard;
-    private KeyBox? _key;
-    private Aes? _cfb;
+    // The key and every handle made with it; all thread-safe. A struct field, so a new instance allocates no extra object.
+    private KeyedHandles _handles;
 
     /// <summary>Creates an instance with a 256-bit key generated on first use, like <see cref="Aes.Create()"/>.</summary>
     public CachedAes()
@@ -50,14 +49,13 @@ public sealed class CachedAes : Aes
     }
 
     /// <summary>Creates an instance over a given backend (tests run every backend through one contract suite).</summary>
-    internal CachedAes(CipherBackend backend) => _handles = new HandleCache(backend);
+    internal CachedAes(CipherBackend backend) => _handles = new KeyedHandles(backend);
 
     /// <summary>Creates a new <see cref="CachedAes"/> instance.</summary>
     /// <returns>A new instance; the caller disposes it.</returns>
     public static new CachedAes Create() => new();
 
     /// <summary>The native library whose handles this instance caches.</summary>
-    /// <remarks>One instance serves one caller at a time; see the class remarks for the concurrency contract.</remarks>
     /// <value>
     /// <see cref="CachedAesBackend.OpenSsl"/> on Linux, <see cref="CachedAesBackend.Cng"/> on Windows,
     /// <see cref="CachedAesBackend.CommonCrypto"/> on macOS, or <see cref="CachedAesBackend.StockFallback"/> where
@@ -65,70 +63,66 @@ public sealed class CachedAes : Aes
     /// </value>
     public CachedAesBackend Backend => _handles.Backend.Kind;
 
-    /// <summary>How many native handles this instance has created (a test seam).</summary>
+    /// <summary>The key and handles (a test seam).</summary>
+    internal ref KeyedHandles Handles => ref _handles;
+
+    /// <summary>How many native handles this instance has made (a test seam).</summary>
     internal int HandleCreations => _handles.Creations;
 
-    /// <summary>The cached handle for a mode and direction, or null (a test seam).</summary>
-    internal IBlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => _handles.Peek(mode, encrypting);
+    /// <summary>The handle cached in the main slot for a mode and direction, or null (a test seam).</summary>
+    internal BlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => _handles.Peek(mode, encrypting);
 
     /// <summary>Gets or sets the secret key.</summary>
-    /// <value>A copy of the key; a random key of <see cref="KeySize"/> bits is generated on first read if none was set.</value>
-    /// <exception cref="CryptographicException">The key is not 16, 24 or 32 bytes long, or another thread is using the instance.</exception>
+    /// <value>A copy of the key; a random key of <see cref="KeySize"/> bits is generated on first read if none was set.
+    /// Read while another thread changes the key, it returns the old or the new key.</value>
+    /// <exception cref="CryptographicException">The key set is null or not 16, 24 or 32 bytes long.</exception>
     public override byte[] Key
     {
-        get => GetOrCreateKey().Use(0, static (_, key) => key.ToArray());
+        get
+        {
+            KeyBox key = _handles.AcquireKey(KeySizeValue);
+            try
+            {
+                return key.DangerousSpan.ToArray();
+            }
+            finally
+            {
+                key.DangerousRelease();
+            }
+        }
+
+        // Like stock, a null key is an invalid key size (CryptographicException), not an ArgumentNullException.
         set => SetKey(value);
     }
 
     /// <summary>Gets or sets the key size in bits. Setting it discards the current key and its native handles.</summary>
-    /// <exception cref="CryptographicException">The size is not 128, 192 or 256, or another thread is using the instance.</exception>
+    /// <exception cref="CryptographicException">The size is not 128, 192 or 256.</exception>
     public override int KeySize
     {
         get => base.KeySize;
         set
         {
-            _guard.Enter();
-            try
-            {
-                base.KeySize = value;
-                ReplaceKey(null);
-            }
-            finally
-            {
-                _guard.Exit();
-            }
+            base.KeySize = value;
+            _handles.ReplaceKey(null);
         }
     }
 
     /// <summary>Replaces the key with a random one of <see cref="KeySize"/> bits and releases the native handles.</summary>
-    /// <exception cref="CryptographicException">Another thread is using the instance.</exception>
-    public override void GenerateKey()
-    {
-        _guard.Enter();
-        try
-        {
-            GenerateKeyUnguarded();
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
+    public override void GenerateKey() => _handles.ReplaceKey(KeyedHandles.GenerateKey(KeySizeValue));
 
     /// <summary>Replaces <see cref="SymmetricAlgorithm.IV"/> with a random 16-byte value.</summary>
-    /// <remarks>The IV is not cached state: one-shots take their IV as an argument, so this needs no guard.</remarks>
     public override void GenerateIV() => IV = RandomNumberGenerator.GetBytes(BlockSize / 8);
 
     /// <summary>Creates an encryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
     /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
     /// <returns>A stock encryptor.</returns>
-    /// <exception cref="CryptographicException">The mode is not supported, or a key had to be generated while another thread is using this instance.</exception>
+    /// <exception cref="CryptographicException">The mode is not supported.</exception>
     public override ICryptoTransform CreateEncryptor() => CreateTransformWithOwnKey(encrypting: true);
 
     /// <summary>Creates a decryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
     /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
     /// <returns>A stock decryptor.</returns>
-    /// <exception cref="CryptographicException">The mode is not supported, or a key had to be generated while another thread is using this instance.</exception>
+    /// <exception cref="CryptographicException">The mode is not supported.</exception>
     public override ICryptoTransform CreateDecryptor() => CreateTransformWithOwnKey(encrypting: false);
 
     /// <summary>Creates an encryptor for the given key and IV with this instance's mode, padding and feedback size, as stock does.</summary>
@@ -150,289 +144,101 @@ public sealed class CachedAes : Aes
     public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => CreateTransform(rgbKey, rgbIV, encrypting: false);
 
     /// <inheritdoc />
-    /// <remarks>Validated by the base class; replaces the key and releases the native handles under the concurrency guard.</remarks>
-    /// <exception cref="CryptographicException">Another thread is using this instance.</exception>
+    /// <remarks>Validated by the base class; replaces the key and releases the native handles made with the old one.</remarks>
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
-        _guard.Enter();
-        try
-        {
-            KeySizeValue = checked(8 * key.Length);
-            ReplaceKey(new KeyBox(key));
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        KeySizeValue = checked(8 * key.Length);
+        _handles.ReplaceKey(new KeyBox(key));
     }
 
-    /// <summary>Encrypts with ECB on the cached ECB encryption handle, creating it on first use.</summary>
+    /// <summary>Encrypts with ECB on a cached ECB encryption handle.</summary>
     /// <inheritdoc />
     /// <exception cref="CryptographicException">
-    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, a native
-    /// call failed (the handle is then dropped and the next call creates a new one), or another thread is using this instance.
+    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
+    /// call failed (the handle is then released and the next call makes a new one).
     /// </exception>
-    protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
-    {
-        _guard.Enter();
-        try
-        {
-            return OneShot.Encrypt(Message(BlockCipherMode.Ecb, encrypting: true, default), paddingMode, plaintext, destination, out bytesWritten);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
+    protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        OneShot.Encrypt(ref _handles, KeySizeValue, BlockCipherMode.Ecb, default, paddingMode, plaintext, destination, out bytesWritten);
 
-    /// <summary>Decrypts with ECB on the cached ECB decryption handle, creating it on first use.</summary>
+    /// <summary>Decrypts with ECB on a cached ECB decryption handle.</summary>
     /// <inheritdoc />
     /// <exception cref="CryptographicException">
-    /// The ciphertext is not whole blocks, the padding is invalid, a native call failed (the handle is then dropped),
-    /// or another thread is using this instance. No plaintext is left in <paramref name="destination"/>.
+    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
+    /// No plaintext is left in <paramref name="destination"/>.
     /// </exception>
-    protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
-    {
-        _guard.Enter();
-        try
-        {
-            return OneShot.Decrypt(Message(BlockCipherMode.Ecb, encrypting: false, default), paddingMode, ciphertext, destination, out bytesWritten);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
+    protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        OneShot.Decrypt(ref _handles, KeySizeValue, BlockCipherMode.Ecb, default, paddingMode, ciphertext, destination, out bytesWritten);
 
-    /// <summary>Encrypts with CBC on the cached handles, creating them on first use.</summary>
+    /// <summary>Encrypts with CBC on a cached CBC encryption handle.</summary>
     /// <inheritdoc />
     /// <exception cref="CryptographicException">
-    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, a native
-    /// call failed (the handle is then dropped and the next call creates a new one), or another thread is using this instance.
+    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
+    /// call failed (the handle is then released and the next call makes a new one).
     /// </exception>
-    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
-    {
-        _guard.Enter();
-        try
-        {
-            return OneShot.Encrypt(Message(BlockCipherMode.Cbc, encrypting: true, iv), paddingMode, plaintext, destination, out bytesWritten);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
+    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        OneShot.Encrypt(ref _handles, KeySizeValue, BlockCipherMode.Cbc, iv, paddingMode, plaintext, destination, out bytesWritten);
 
-    /// <summary>Decrypts with CBC on the cached handles, creating them on first use.</summary>
+    /// <summary>Decrypts with CBC on a cached CBC decryption handle.</summary>
     /// <inheritdoc />
     /// <exception cref="CryptographicException">
-    /// The ciphertext is not whole blocks, the padding is invalid, a native call failed (the handle is then dropped),
-    /// or another thread is using this instance. No plaintext is left in <paramref name="destination"/>.
+    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
+    /// No plaintext is left in <paramref name="destination"/>.
     /// </exception>
-    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
-    {
-        _guard.Enter();
-        try
-        {
-            return OneShot.Decrypt(Message(BlockCipherMode.Cbc, encrypting: false, iv), paddingMode, ciphertext, destination, out bytesWritten);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
+    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        OneShot.Decrypt(ref _handles, KeySizeValue, BlockCipherMode.Cbc, iv, paddingMode, ciphertext, destination, out bytesWritten);
 
     /// <inheritdoc />
-    /// <remarks>CFB is not cached: it runs on a stock instance holding the same key, under the concurrency guard.</remarks>
-    /// <exception cref="CryptographicException">
-    /// The feedback size is not 8 or 128 bits, the input is invalid for the padding mode, or another thread is using this instance.
-    /// </exception>
+    /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
+    /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        _guard.Enter();
-        try
-        {
-            return GetCfb().TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        using CfbLease cfb = _handles.RentCfb(KeySizeValue);
+        return cfb.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
     /// <inheritdoc />
-    /// <remarks>CFB is not cached: it runs on a stock instance holding the same key, under the concurrency guard.</remarks>
-    /// <exception cref="CryptographicException">
-    /// The feedback size is not 8 or 128 bits, the input is invalid for the padding mode, or another thread is using this instance.
-    /// </exception>
+    /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
+    /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        _guard.Enter();
-        try
-        {
-            return GetCfb().TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        using CfbLease cfb = _handles.RentCfb(KeySizeValue);
+        return cfb.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
     /// <inheritdoc />
-    /// <remarks>
-    /// RFC 5649 runs every step on the one cached ECB encryption handle, under a single entry of the concurrency guard.
-    /// </remarks>
-    /// <exception cref="CryptographicException">A native call failed, or another thread is using this instance.</exception>
+    /// <remarks>RFC 5649 runs every step on one cached ECB encryption handle, held for the whole wrap.</remarks>
+    /// <exception cref="CryptographicException">A native call failed.</exception>
     protected override void EncryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        _guard.Enter();
-        try
-        {
-            KeyWrap.WrapPadded(Handle(BlockCipherMode.Ecb, encrypting: true), source, destination);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: true, KeySizeValue);
+        KeyWrap.WrapPadded(ecb.Cipher, source, destination);
     }
 
     /// <inheritdoc />
     /// <remarks>
-    /// RFC 5649 runs every step on the one cached ECB decryption handle, under a single entry of the concurrency guard.
-    /// The integrity checks are combined without branching on secret data; on failure the destination is cleared.
+    /// RFC 5649 runs every step on one cached ECB decryption handle, held for the whole unwrap. The integrity checks are
+    /// combined without branching on secret data; on failure the destination is cleared.
     /// </remarks>
-    /// <exception cref="CryptographicException">
-    /// The ciphertext does not unwrap under this key (integrity check failed), a native call failed, or another thread is using this instance.
-    /// </exception>
+    /// <exception cref="CryptographicException">The ciphertext does not unwrap under this key (integrity check failed), or a native call failed.</exception>
     protected override int DecryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        _guard.Enter();
-        try
-        {
-            return KeyWrap.UnwrapPadded(Handle(BlockCipherMode.Ecb, encrypting: false), source, destination);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: false, KeySizeValue);
+        return KeyWrap.UnwrapPadded(ecb.Cipher, source, destination);
     }
 
-    /// <summary>Releases the key (zeroed) and every native handle. A later use generates a new key, as stock does.</summary>
+    /// <summary>
+    /// Releases the key (zeroed) and every native handle once no call is using it. Never throws; a later use generates a
+    /// new key, as stock does.
+    /// </summary>
     /// <param name="disposing">True when called from <see cref="SymmetricAlgorithm.Dispose()"/>.</param>
-    /// <exception cref="CryptographicException">Another thread is using the instance.</exception>
     protected override void Dispose(bool disposing)
     {
         if (disposing)
         {
-            _guard.Enter();
-            try
-            {
-                ReplaceKey(null);
-            }
-            finally
-            {
-                _guard.Exit();
-            }
+            _handles.ReplaceKey(null);
         }
 
         base.Dispose(disposing);
-    }
-
-    private MessageCipher Message(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> iv) =>
-        new(_handles, _key ?? GenerateKeyUnguarded(), mode, encrypting, iv);
-
-    // Callers hold the guard.
-    private IBlockCipher Handle(BlockCipherMode mode, bool encrypting) =>
-        _handles.Get(mode, encrypting, _key ?? GenerateKeyUnguarded());
-
-    private KeyBox GetOrCreateKey()
-    {
-        KeyBox? key = _key;
-        if (key is not null)
-        {
-            return key;
-        }
-
-        _guard.Enter();
-        try
-        {
-            return _key ?? GenerateKeyUnguarded();
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
-
-    // Callers hold the guard.
-    private KeyBox GenerateKeyUnguarded()
-    {
-        Span<byte> key = stackalloc byte[KeySize / 8];
-        try
-        {
-            RandomNumberGenerator.Fill(key);
-            KeyBox box = new(key);
-            ReplaceKey(box);
-            return box;
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(key);
-        }
-    }
-
-    // Callers hold the guard. Every handle made under the old key goes first, so none can outlive it.
-    private void ReplaceKey(KeyBox? key)
-    {
-        _handles.Clear();
-        _cfb?.Dispose();
-        _cfb = null;
-        _key?.Dispose();
-        _key = key;
-    }
-
-    // Callers hold the guard.
-    private Aes GetCfb()
-    {
-        if (_cfb is null)
-        {
-            KeyBox key = _key ?? GenerateKeyUnguarded();
-            Aes cfb = Aes.Create();
-            cfb.SetKey(key.DangerousSpan);
-            _cfb = cfb;
-        }
-
-        return _cfb;
     }
 
     private ICryptoTransform CreateTransformWithOwnKey(bool encrypting)

@@ -1,13 +1,14 @@
 using System;
 using System.Security.Cryptography;
 using CachedCryptography.Interop;
+using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// A native failure (here: a cached handle disposed behind the instance's back) surfaces as CryptographicException,
-/// drops the handle, leaves no plaintext in the destination, and the next call works.
+/// A native failure (injected through the seam over every backend) surfaces as CryptographicException, releases the
+/// handle instead of caching it, leaves no plaintext in the destination, and the next call works on a new handle.
 /// </summary>
 public class NativeFailureTests
 {
@@ -29,102 +30,107 @@ public class NativeFailureTests
 
     [Theory]
     [MemberData(nameof(Cases))]
-    public void Disposed_handle_fails_once_then_is_replaced(string backend, bool cbc, bool encrypting)
+    public void A_failed_call_releases_its_handle_and_the_next_call_works(string backend, bool cbc, bool encrypting)
     {
         byte[] key = RandomNumberGenerator.GetBytes(16);
         using Aes stock = TestUtil.Stock(key);
-        using CachedAes cached = BackendData.Create(backend, key);
-        foreach (int length in new[] { 16, 48, 4096 })
+        var faults = new FaultInjectingBackend(BackendData.Backend(backend));
+        using var cached = new CachedAes(faults) { Key = key };
+        BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        foreach (int length in new[] { 16, 48, 208, 4096 })
         {
-            byte[] pt = RandomNumberGenerator.GetBytes(length);
-            byte[] ct = cbc ? stock.EncryptCbc(pt, s_iv, PaddingMode.None) : stock.EncryptEcb(pt, PaddingMode.None);
-            byte[] input = encrypting ? pt : ct;
-            byte[] expected = encrypting ? ct : pt;
-
-            Assert.Equal(expected, Call(cached, cbc, encrypting, input, new byte[length]));
-
-            // Dispose every handle this direction may have used (short CBC may run on the ECB handle).
-            IBlockCipher? ecbHandle = cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting);
-            IBlockCipher? cbcHandle = cbc ? cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting) : null;
-            Assert.True(ecbHandle is not null || cbcHandle is not null, "no cached handle after a call");
-            ecbHandle?.Dispose();
-            cbcHandle?.Dispose();
-
-            byte[] dest = TestUtil.Filled(length + 16);
-            byte[] before = (byte[])dest.Clone();
-            Assert.Throws<CryptographicException>(() => Call(cached, cbc, encrypting, input, dest));
-            if (!encrypting)
+            foreach (PaddingMode padding in new[] { PaddingMode.None, PaddingMode.PKCS7 })
             {
-                TestUtil.AssertNoNewData(before, dest, $"{backend} cbc={cbc} length={length}");
-            }
+                string context = $"{backend} {mode} encrypting={encrypting} {length} B {padding}";
+                byte[] pt = RandomNumberGenerator.GetBytes(length);
+                byte[] ct = cbc ? stock.EncryptCbc(pt, s_iv, padding) : stock.EncryptEcb(pt, padding);
+                byte[] input = encrypting ? pt : ct;
+                byte[] expected = encrypting ? ct : pt;
 
-            // The failed handle is dropped (at least one of the disposed handles is no longer cached).
-            bool ecbDropped = ecbHandle is not null && !ReferenceEquals(ecbHandle, cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting));
-            bool cbcDropped = cbcHandle is not null && !ReferenceEquals(cbcHandle, cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting));
-            Assert.True(ecbDropped || cbcDropped, "the failed handle is still cached");
+                Assert.Equal(expected, Call(cached, cbc, encrypting, input, new byte[ct.Length], padding));
+                BlockCipher? healthy = cached.PeekCachedHandle(mode, encrypting);
+                Assert.NotNull(healthy);
+                int creations = cached.HandleCreations;
 
-            // The handles that were disposed may both be faulted; a call can hit the second one, once.
-            byte[]? result = null;
-            for (int attempt = 0; attempt < 2 && result is null; attempt++)
-            {
-                try
+                // Every destination shape: long enough, exact, one block short (decrypt with padding), in place.
+                foreach (int destinationLength in new[] { ct.Length + 16, ct.Length, ct.Length - 16 })
                 {
-                    result = Call(cached, cbc, encrypting, input, new byte[length]);
+                    if (destinationLength < (encrypting ? ct.Length : expected.Length) || destinationLength < 0)
+                    {
+                        continue;
+                    }
+
+                    faults.FailNextTransform();
+                    byte[] destination = TestUtil.Filled(destinationLength);
+                    byte[] before = (byte[])destination.Clone();
+                    var e = Assert.Throws<CryptographicException>(() => Call(cached, cbc, encrypting, input, destination, padding));
+                    Assert.Equal(FaultInjectingBackend.Message, e.Message);
+                    TestUtil.AssertNoNewData(before, destination, context);
+
+                    // The failed handle was released, not cached; the next call makes a new one and gives stock's bytes.
+                    Assert.Null(cached.PeekCachedHandle(mode, encrypting));
+                    Assert.Equal(expected, Call(cached, cbc, encrypting, input, new byte[ct.Length], padding));
+                    Assert.Equal(++creations, cached.HandleCreations);
                 }
-                catch (CryptographicException) when (attempt == 0 && ecbHandle is not null && cbcHandle is not null)
+
+                byte[] inPlace = (byte[])input.Clone();
+                Array.Resize(ref inPlace, ct.Length);
+                byte[] inPlaceBefore = (byte[])inPlace.Clone();
+                faults.FailNextTransform();
+                Assert.Throws<CryptographicException>(() => Call(cached, cbc, encrypting, inPlace, inPlace, padding, inputLength: input.Length));
+                if (!encrypting)
                 {
+                    TestUtil.AssertNoNewData(inPlaceBefore, inPlace, context + " in place");
+                }
+                else
+                {
+                    // The plaintext was the caller's own buffer; no ciphertext or padding is left in it.
+                    Assert.All(inPlace, b => Assert.Equal(0, b));
                 }
             }
-
-            Assert.Equal(expected, result);
-            Assert.Equal(expected, Call(cached, cbc, encrypting, input, new byte[length]));
         }
-    }
 
-    private static byte[] Call(CachedAes aes, bool cbc, bool encrypting, byte[] input, byte[] dest)
-    {
-        int n = (cbc, encrypting) switch
-        {
-            (false, true) => aes.EncryptEcb(input, dest, PaddingMode.None),
-            (false, false) => aes.TryDecryptEcb(input, dest, PaddingMode.None, out int w) ? w : -1,
-            (true, true) => aes.EncryptCbc(input, s_iv, dest, PaddingMode.None),
-            (true, false) => aes.TryDecryptCbc(input, s_iv, dest, out int w, PaddingMode.None) ? w : -1,
-        };
-        Assert.True(n >= 0, "destination unexpectedly too small");
-        return dest.AsSpan(0, n).ToArray();
+        cached.Dispose();
+        Assert.Equal(0, faults.LiveHandles);
     }
 
     [Theory]
     [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
-    public void Failure_during_padded_decrypt_leaves_no_plaintext(string backend)
+    public void A_failure_in_a_key_wrap_step_leaves_no_plaintext_and_releases_the_handle(string backend)
     {
         byte[] key = RandomNumberGenerator.GetBytes(32);
-        using Aes stock = TestUtil.Stock(key);
-        using CachedAes cached = BackendData.Create(backend, key);
-        byte[] pt = RandomNumberGenerator.GetBytes(200);
-        byte[] ct = stock.EncryptCbc(pt, s_iv, PaddingMode.PKCS7);
-        Assert.Equal(pt, cached.DecryptCbc(ct, s_iv, PaddingMode.PKCS7));
-        cached.PeekCachedHandle(BlockCipherMode.Ecb, false)?.Dispose();
-        cached.PeekCachedHandle(BlockCipherMode.Cbc, false)?.Dispose();
+        var faults = new FaultInjectingBackend(BackendData.Backend(backend));
+        using var cached = new CachedAes(faults) { Key = key };
+        byte[] plaintext = RandomNumberGenerator.GetBytes(40);
+        byte[] wrapped = cached.EncryptKeyWrapPadded(plaintext);
 
-        byte[] inPlace = (byte[])ct.Clone();
-        Exception? e = Record.Exception(() => cached.TryDecryptCbc(inPlace, s_iv, inPlace, out _, PaddingMode.PKCS7));
-        Assert.IsType<CryptographicException>(e);
-        TestUtil.AssertNoNewData(ct, inPlace, "in-place decrypt after a native failure");
+        faults.FailNextTransform();
+        byte[] destination = new byte[wrapped.Length];
+        Assert.Throws<CryptographicException>(() => cached.EncryptKeyWrapPadded(plaintext, destination));
+        Assert.All(destination, b => Assert.Equal(0, b));
 
-        for (int i = 0; i < 2; i++)
+        faults.FailNextTransform();
+        byte[] unwrapped = TestUtil.Filled(plaintext.Length);
+        Assert.Throws<CryptographicException>(() => cached.DecryptKeyWrapPadded(wrapped, unwrapped));
+        TestUtil.AssertNoNewData(TestUtil.Filled(plaintext.Length), unwrapped, "unwrap");
+
+        Assert.Equal(wrapped, cached.EncryptKeyWrapPadded(plaintext));
+        Assert.Equal(plaintext, cached.DecryptKeyWrapPadded(wrapped));
+        cached.Dispose();
+        Assert.Equal(0, faults.LiveHandles);
+    }
+
+    private static byte[] Call(CachedAes aes, bool cbc, bool encrypting, byte[] input, byte[] destination, PaddingMode padding, int inputLength = -1)
+    {
+        ReadOnlySpan<byte> source = input.AsSpan(0, inputLength < 0 ? input.Length : inputLength);
+        int n = (cbc, encrypting) switch
         {
-            try
-            {
-                Assert.Equal(pt, cached.DecryptCbc(ct, s_iv, PaddingMode.PKCS7));
-                break;
-            }
-            catch (CryptographicException) when (i == 0)
-            {
-                // Only if both the ECB and CBC decrypt handles existed and the first call hit only one.
-            }
-        }
-
-        Assert.Equal(pt, cached.DecryptCbc(ct, s_iv, PaddingMode.PKCS7));
+            (false, true) => aes.EncryptEcb(source, destination, padding),
+            (false, false) => aes.TryDecryptEcb(source, destination, padding, out int w) ? w : -1,
+            (true, true) => aes.EncryptCbc(source, s_iv, destination, padding),
+            (true, false) => aes.TryDecryptCbc(source, s_iv, destination, out int w, padding) ? w : -1,
+        };
+        Assert.True(n >= 0, "destination unexpectedly too small");
+        return destination.AsSpan(0, n).ToArray();
     }
 }

@@ -40,8 +40,8 @@ public static partial class OpenSslFailureTests
         Assert.Equal(CachedAesBackend.OpenSsl, cached.Backend);
         Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));
 
-        var handle = Assert.IsType<OpenSslBlockCipher>(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
-        Assert.Equal(1, EVP_CIPHER_CTX_reset(handle.Context.DangerousGetHandle()));
+        var handle = Assert.IsType<OpenSslCipher>(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
+        Assert.Equal(1, EVP_CIPHER_CTX_reset(handle.Context));
 
         byte[] destination = TestUtil.Filled(64);
         byte[] before = (byte[])destination.Clone();

@@ -1,16 +1,24 @@
 using System;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
+using System.Threading;
 
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// An AES key in unmanaged memory that the GC never moves or copies, zeroed when released.
-/// Being a <see cref="SafeHandle"/>, a reader in <see cref="Use{TState, TResult}"/> holds a reference that keeps
-/// the memory alive even if the owner disposes the box at the same time.
+/// One AES key in unmanaged memory that the GC never moves or copies, zeroed when released, and its
+/// generation: a number no other key in the process has, which tells cached handles made with this key
+/// apart from handles made with any other.
 /// </summary>
+/// <remarks>
+/// Being a <see cref="SafeHandle"/>, the box stays readable for a caller that holds a reference
+/// (<see cref="TryAddRef"/>) even when its owner disposes it at the same moment; the memory is zeroed and
+/// freed when the last reference goes. A box that is never disposed is zeroed by its finalizer.
+/// </remarks>
 internal sealed unsafe class KeyBox : SafeHandle
 {
+    private static long s_lastGeneration;
+
     private readonly int _length;
 
     public KeyBox(ReadOnlySpan<byte> key)
@@ -20,37 +28,35 @@ internal sealed unsafe class KeyBox : SafeHandle
         void* memory = NativeMemory.Alloc((nuint)Math.Max(1, key.Length));
         SetHandle((IntPtr)memory);
         key.CopyTo(new Span<byte>(memory, key.Length));
+        Generation = Interlocked.Increment(ref s_lastGeneration);
     }
 
     public override bool IsInvalid => handle == IntPtr.Zero;
 
-    /// <summary>Key length in bytes.</summary>
-    public int Length => _length;
+    /// <summary>Unique in the process: a later key always has a larger number.</summary>
+    public long Generation { get; }
 
-    /// <summary>Runs <paramref name="action"/> over the key bytes while holding a reference to them.</summary>
-    public TResult Use<TState, TResult>(TState state, Func<TState, ReadOnlySpan<byte>, TResult> action)
-        where TState : allows ref struct
+    /// <summary>
+    /// The key bytes. Valid only while the caller holds a reference (<see cref="TryAddRef"/>) or otherwise
+    /// knows the box cannot be released.
+    /// </summary>
+    public ReadOnlySpan<byte> DangerousSpan => new((void*)handle, _length);
+
+    /// <summary>Takes a reference that keeps the key readable; false if the box is already disposed.</summary>
+    public bool TryAddRef()
     {
         bool added = false;
         try
         {
             DangerousAddRef(ref added);
-            return action(state, new ReadOnlySpan<byte>((void*)handle, _length));
         }
-        finally
+        catch (ObjectDisposedException)
         {
-            if (added)
-            {
-                DangerousRelease();
-            }
+            // Another thread replaced and disposed this key after the caller read it: the caller reads the new one.
         }
-    }
 
-    /// <summary>
-    /// The key bytes, for callers that already own the box exclusively (under the instance's guard).
-    /// The span is valid only until the box is disposed.
-    /// </summary>
-    public ReadOnlySpan<byte> DangerousSpan => new((void*)handle, _length);
+        return added;
+    }
 
     protected override bool ReleaseHandle()
     {

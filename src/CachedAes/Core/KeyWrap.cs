@@ -1,6 +1,7 @@
 using System;
 using System.Buffers.Binary;
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Interop;
 
@@ -8,13 +9,14 @@ namespace CachedCryptography.Core;
 
 /// <summary>
 /// AES key wrap with padding (RFC 5649) and the RFC 3394 wrap it is built on, written once over an
-/// <see cref="IBlockCipher"/> ECB handle so that every backend gets the same allocation-free path.
+/// <see cref="BlockCipher"/> ECB handle so that every backend gets the same allocation-free path.
 /// </summary>
 /// <remarks>
 /// Every AES step transforms one 16-byte block held on the stack: the 64-bit integrity register A in
 /// the first half and the current 64-bit data block R[i] in the second. The data blocks themselves are
-/// processed in place in the caller's destination. Callers hold the owning instance's concurrency guard
-/// and pass a handle for the matching direction (encrypt for wrap, decrypt for unwrap).
+/// processed in place in the caller's destination. Callers hold the handle (a lease from the owning
+/// instance) for the whole wrap and pass one for the matching direction (encrypt for wrap, decrypt for unwrap).
+/// A native failure throws the handle's own exception, and the destination is cleared.
 /// </remarks>
 internal static class KeyWrap
 {
@@ -31,7 +33,7 @@ internal static class KeyWrap
     /// RFC 5649 wrap of <paramref name="source"/> (non-empty) into <paramref name="destination"/>, which is
     /// exactly <c>Aes.GetKeyWrapPaddedLength(source.Length)</c> bytes and does not overlap the source.
     /// </summary>
-    public static void WrapPadded(IBlockCipher ecbEncrypt, ReadOnlySpan<byte> source, Span<byte> destination)
+    public static void WrapPadded(BlockCipher ecbEncrypt, ReadOnlySpan<byte> source, Span<byte> destination)
     {
         Debug.Assert(!source.IsEmpty);
         Debug.Assert(destination.Length == PaddedLength(source.Length));
@@ -52,7 +54,7 @@ internal static class KeyWrap
             {
                 // One padded block: a single AES encryption of AIV || P.
                 data.CopyTo(block.Slice(HalfBlock));
-                ecbEncrypt.Transform(block, block);
+                Step(ecbEncrypt, block);
                 block.CopyTo(destination);
             }
             else
@@ -82,7 +84,7 @@ internal static class KeyWrap
     /// <exception cref="CryptographicException">
     /// The integrity check failed; <paramref name="destination"/> is left all zero.
     /// </exception>
-    public static int UnwrapPadded(IBlockCipher ecbDecrypt, ReadOnlySpan<byte> source, Span<byte> destination)
+    public static int UnwrapPadded(BlockCipher ecbDecrypt, ReadOnlySpan<byte> source, Span<byte> destination)
     {
         Debug.Assert(source.Length >= BlockSize && source.Length % HalfBlock == 0);
         Debug.Assert(destination.Length == source.Length - HalfBlock);
@@ -95,7 +97,8 @@ internal static class KeyWrap
             if (source.Length == BlockSize)
             {
                 // One padded block: a single AES decryption gives AIV || P.
-                ecbDecrypt.Transform(source, block);
+                source.CopyTo(block);
+                Step(ecbDecrypt, block);
                 block.Slice(HalfBlock).CopyTo(destination);
             }
             else
@@ -153,7 +156,7 @@ internal static class KeyWrap
     /// value <paramref name="iv"/> (8 bytes) into <paramref name="destination"/> (<c>source.Length + 8</c> bytes).
     /// The buffers may overlap.
     /// </summary>
-    public static void Wrap(IBlockCipher ecbEncrypt, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> source, Span<byte> destination)
+    public static void Wrap(BlockCipher ecbEncrypt, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> source, Span<byte> destination)
     {
         if (iv.Length != HalfBlock)
         {
@@ -201,7 +204,7 @@ internal static class KeyWrap
     /// <exception cref="CryptographicException">
     /// The integrity check failed; <paramref name="destination"/> is left all zero.
     /// </exception>
-    public static void Unwrap(IBlockCipher ecbDecrypt, ReadOnlySpan<byte> expectedIv, ReadOnlySpan<byte> source, Span<byte> destination)
+    public static void Unwrap(BlockCipher ecbDecrypt, ReadOnlySpan<byte> expectedIv, ReadOnlySpan<byte> source, Span<byte> destination)
     {
         if (expectedIv.Length != HalfBlock)
         {
@@ -250,7 +253,7 @@ internal static class KeyWrap
     /// The six RFC 3394 wrap rounds. <paramref name="block"/> holds A in its first half on entry and on
     /// exit; <paramref name="data"/> holds R[1..n] (n ≥ 2) and is transformed in place.
     /// </summary>
-    private static void WrapRounds(IBlockCipher ecbEncrypt, Span<byte> block, Span<byte> data)
+    private static void WrapRounds(BlockCipher ecbEncrypt, Span<byte> block, Span<byte> data)
     {
         int n = data.Length / HalfBlock;
         Span<byte> a = block.Slice(0, HalfBlock);
@@ -263,7 +266,7 @@ internal static class KeyWrap
             {
                 Span<byte> ri = data.Slice(i * HalfBlock, HalfBlock);
                 ri.CopyTo(r);
-                ecbEncrypt.Transform(block, block);
+                Step(ecbEncrypt, block);
                 t++;
                 BinaryPrimitives.WriteUInt64BigEndian(a, BinaryPrimitives.ReadUInt64BigEndian(a) ^ t);
                 r.CopyTo(ri);
@@ -274,7 +277,7 @@ internal static class KeyWrap
     /// <summary>
     /// The six RFC 3394 unwrap rounds, the inverse of <see cref="WrapRounds"/>.
     /// </summary>
-    private static void UnwrapRounds(IBlockCipher ecbDecrypt, Span<byte> block, Span<byte> data)
+    private static void UnwrapRounds(BlockCipher ecbDecrypt, Span<byte> block, Span<byte> data)
     {
         int n = data.Length / HalfBlock;
         Span<byte> a = block.Slice(0, HalfBlock);
@@ -289,11 +292,22 @@ internal static class KeyWrap
                 BinaryPrimitives.WriteUInt64BigEndian(a, BinaryPrimitives.ReadUInt64BigEndian(a) ^ t);
                 t--;
                 ri.CopyTo(r);
-                ecbDecrypt.Transform(block, block);
+                Step(ecbDecrypt, block);
                 r.CopyTo(ri);
             }
         }
     }
 
     private static int PaddedLength(int length) => ((length + 7) / 8 + 1) * 8;
+
+    // One AES block operation in place; a native failure becomes the handle's exception (the callers' finally
+    // blocks then clear the destination).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void Step(BlockCipher ecb, Span<byte> block)
+    {
+        if (!ecb.TryTransform(default, block, block))
+        {
+            throw ecb.CreateFailure();
+        }
+    }
 }

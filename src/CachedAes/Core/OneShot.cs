@@ -1,22 +1,43 @@
 using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Security.Cryptography;
+using CachedCryptography.Interop;
 
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// The buffer logic of the ECB and CBC one-shots, shared by every backend: padding, destination sizing,
-/// overlap, and plaintext hygiene (nothing decrypted is left in the caller's buffer, or in a temporary,
-/// after a failure). Temporaries live on the stack only, so no plaintext ever sits in movable GC memory.
+/// The buffer logic of the ECB and CBC one-shots, written once for every backend: padding, destination sizing,
+/// overlapping buffers, and plaintext hygiene. The bytes a call leaves in the caller's destination, on success
+/// and on every failure, are the ones stock .NET leaves (its <c>UniversalCryptoOneShot</c> paths are followed case
+/// by case), and temporaries that hold plaintext live on the stack or in native memory, zeroed before release,
+/// never in movable GC memory.
 /// </summary>
 internal static class OneShot
 {
     private const int BlockSize = SymmetricPadding.BlockSize;
-    private const int StackTemporary = 256;
 
+    // Stock decrypts a message that might not fit the destination on the stack up to this size, so a failure leaves
+    // the destination untouched; above it, all but the last block go straight into the destination and a failure
+    // zeroes them. Using stock's number keeps the destination's bytes after a failure identical to stock's.
+    private const int StackDecryptLimit = 128;
+
+    // Temporaries up to this size go on the stack, larger ones into native memory.
+    private const int StackTemporaryLimit = 1024;
+
+    // From this ciphertext length on, encryption reads whole blocks straight from the plaintext instead of copying
+    // the plaintext into the destination first: the copy then costs more than the one or two extra native calls for
+    // the padded last block (and, for CBC on OpenSSL, the first block). Measured with the benchmark suite.
+    private const int DirectEncryptLength = 1024;
+
+    /// <summary>The core of <c>TryEncryptEcbCore</c>/<c>TryEncryptCbcCore</c>; <paramref name="iv"/> is empty for ECB.</summary>
+    /// <exception cref="CryptographicException">The padding mode cannot pad this length, or a native call failed.</exception>
     public static bool Encrypt(
-        in MessageCipher cipher,
+        ref KeyedHandles handles,
+        int keySizeBits,
+        BlockCipherMode mode,
+        ReadOnlySpan<byte> iv,
         PaddingMode padding,
         ReadOnlySpan<byte> plaintext,
         Span<byte> destination,
@@ -29,29 +50,37 @@ internal static class OneShot
             return false;
         }
 
-        // Copy (memmove: any overlap is fine), pad, then encrypt in place.
-        Span<byte> message = destination[..length];
-        plaintext.CopyTo(message);
-        SymmetricPadding.Pad(message, plaintext.Length, padding);
+        Span<byte> ciphertext = destination[..length];
+        if (length != 0)
+        {
+            using HandleLease lease = handles.Rent(mode, encrypting: true, keySizeBits);
+            BlockCipher cipher = lease.Cipher;
+            bool transformed = length >= DirectEncryptLength && (!plaintext.Overlaps(ciphertext, out int offset) || offset == 0)
+                ? EncryptFromSource(cipher, iv, padding, plaintext, ciphertext)
+                : EncryptInPlace(cipher, iv, padding, plaintext, ciphertext);
 
-        try
-        {
-            cipher.Run(message, message);
-        }
-        catch
-        {
-            // The buffer held plaintext before the failed transform.
-            CryptographicOperations.ZeroMemory(message);
-            throw;
+            if (!transformed)
+            {
+                // The destination may hold plaintext copied in before the failed transform.
+                CryptographicOperations.ZeroMemory(ciphertext);
+                throw cipher.CreateFailure();
+            }
         }
 
         bytesWritten = length;
         return true;
     }
 
-    [SkipLocalsInit] // the temporary is written before it is read
+    /// <summary>The core of <c>TryDecryptEcbCore</c>/<c>TryDecryptCbcCore</c>; <paramref name="iv"/> is empty for ECB.</summary>
+    /// <exception cref="CryptographicException">
+    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed. No plaintext is left in
+    /// <paramref name="destination"/>.
+    /// </exception>
     public static bool Decrypt(
-        in MessageCipher cipher,
+        ref KeyedHandles handles,
+        int keySizeBits,
+        BlockCipherMode mode,
+        ReadOnlySpan<byte> iv,
         PaddingMode padding,
         ReadOnlySpan<byte> ciphertext,
         Span<byte> destination,
@@ -62,119 +91,83 @@ internal static class OneShot
             throw new CryptographicException(SymmetricPadding.PartialBlockMessage);
         }
 
+        if (ciphertext.IsEmpty)
+        {
+            // Nothing to decrypt; with a padding mode that removes padding there is no padding block, which is invalid.
+            bytesWritten = SymmetricPadding.GetUnpaddedLength(default, padding);
+            return bytesWritten >= 0 ? true : throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+        }
+
         if (destination.Length >= ciphertext.Length)
         {
             Span<byte> message = destination[..ciphertext.Length];
-            bytesWritten = DecryptAndUnpad(cipher, padding, ciphertext, message);
+            using HandleLease lease = handles.Rent(mode, encrypting: false, keySizeBits);
+            bytesWritten = DecryptAndUnpad(lease.Cipher, iv, padding, ciphertext, message);
             // The pad bytes are plaintext too.
             CryptographicOperations.ZeroMemory(message[bytesWritten..]);
             return true;
         }
 
-        // Without depadding nothing is removed, and valid padding is at most one block: in either case the
-        // plaintext cannot fit, and (as stock does) the call fails without decrypting or checking padding.
+        // Without depadding nothing is removed, and valid padding is at most one block: in either case the plaintext
+        // cannot fit, and (as stock does) the call fails without decrypting or checking padding.
         if (padding is PaddingMode.None or PaddingMode.Zeros || ciphertext.Length - BlockSize > destination.Length)
         {
             bytesWritten = 0;
             return false;
         }
 
-        // The destination may still hold the unpadded plaintext, which we only know once the last block is
-        // decrypted. Short messages are decrypted whole into a stack temporary.
-        if (ciphertext.Length <= StackTemporary)
+        // The destination may still hold the unpadded plaintext, which is known only once the last block is decrypted.
+        using HandleLease shortLease = handles.Rent(mode, encrypting: false, keySizeBits);
+        if (ciphertext.Length > StackDecryptLimit && (!ciphertext.Overlaps(destination, out int offset) || offset == 0))
         {
-            Span<byte> temporary = stackalloc byte[StackTemporary];
-            temporary = temporary[..ciphertext.Length];
-            try
-            {
-                int length = DecryptAndUnpad(cipher, padding, ciphertext, temporary);
-                if (length > destination.Length)
-                {
-                    bytesWritten = 0;
-                    return false;
-                }
-
-                temporary[..length].CopyTo(destination);
-                bytesWritten = length;
-                return true;
-            }
-            finally
-            {
-                CryptographicOperations.ZeroMemory(temporary);
-            }
+            return DecryptLastBlockAside(shortLease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
         }
 
-        return DecryptLastBlockAside(cipher, padding, ciphertext, destination, out bytesWritten);
+        return DecryptThroughTemporary(shortLease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
     }
 
-    // Longer messages: every block but the last goes straight into the destination (it fits, checked above),
-    // the last block into a stack buffer. In CBC the last block only needs the ciphertext block before it as
-    // its IV, so both are saved first, which also makes any overlap of the buffers harmless.
-    [SkipLocalsInit] // both buffers are written before they are read
-    private static bool DecryptLastBlockAside(
-        in MessageCipher cipher,
-        PaddingMode padding,
-        ReadOnlySpan<byte> ciphertext,
-        Span<byte> destination,
-        out int bytesWritten)
+    // Copy (memmove: any overlap is fine), pad, then encrypt in place with one native call.
+    private static bool EncryptInPlace(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
-        Debug.Assert(ciphertext.Length > 2 * BlockSize && destination.Length >= ciphertext.Length - BlockSize);
-        int headLength = ciphertext.Length - BlockSize;
+        plaintext.CopyTo(ciphertext);
+        SymmetricPadding.Pad(ciphertext, plaintext.Length, padding);
+        return cipher.TryTransform(iv, ciphertext, ciphertext);
+    }
+
+    // Whole blocks go straight from the plaintext into the destination; only the padded last block is built on the
+    // stack. The plaintext and destination are disjoint or the same memory.
+    [SkipLocalsInit] // the last block is written before it is read
+    private static bool EncryptFromSource(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
+    {
+        int whole = plaintext.Length - plaintext.Length % BlockSize;
+        if (whole == ciphertext.Length)
+        {
+            return cipher.TryTransform(iv, plaintext, ciphertext);
+        }
+
+        Debug.Assert(ciphertext.Length == whole + BlockSize);
         Span<byte> last = stackalloc byte[BlockSize];
-        Span<byte> lastIv = stackalloc byte[BlockSize];
-        ciphertext[headLength..].CopyTo(last);
-        ciphertext.Slice(headLength - BlockSize, BlockSize).CopyTo(lastIv);
+        // Read the partial block before any output is written: in place, the output covers it.
+        plaintext[whole..].CopyTo(last);
+        SymmetricPadding.Pad(last, plaintext.Length - whole, padding);
 
-        Span<byte> head = destination[..headLength];
-        bool succeeded = false;
-        try
-        {
-            cipher.Run(ciphertext[..headLength], head);
-            cipher.ContinueAfter(lastIv).Run(last, last);
-
-            int lastLength = SymmetricPadding.GetUnpaddedLength(last, padding);
-            if (lastLength < 0)
-            {
-                throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
-            }
-
-            if (headLength + lastLength > destination.Length)
-            {
-                bytesWritten = 0;
-                return false;
-            }
-
-            last[..lastLength].CopyTo(destination[headLength..]);
-            bytesWritten = headLength + lastLength;
-            succeeded = true;
-            return true;
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(last);
-            if (!succeeded)
-            {
-                CryptographicOperations.ZeroMemory(head);
-            }
-        }
+        bool transformed = (whole == 0 || cipher.TryTransform(iv, plaintext[..whole], ciphertext[..whole]))
+            && cipher.TryTransform(ChainFrom(iv, ciphertext, whole), last, ciphertext[whole..]);
+        CryptographicOperations.ZeroMemory(last);
+        return transformed;
     }
 
-    // Decrypts into `message` (same length as the ciphertext) and returns the unpadded length. On any failure
+    // Decrypts into `message` (the ciphertext's length; any overlap) and returns the unpadded length. On any failure
     // the whole of `message` is zeroed before the exception leaves.
-    private static int DecryptAndUnpad(in MessageCipher cipher, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> message)
+    private static int DecryptAndUnpad(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> message)
     {
-        int length;
-        try
-        {
-            cipher.Run(ciphertext, message);
-            length = SymmetricPadding.GetUnpaddedLength(message, padding);
-        }
-        catch
+        if (!TryTransformAnyOverlap(cipher, iv, ciphertext, message))
         {
             CryptographicOperations.ZeroMemory(message);
-            throw;
+            throw cipher.CreateFailure();
         }
 
+        int length = SymmetricPadding.GetUnpaddedLength(message, padding);
         if (length < 0)
         {
             CryptographicOperations.ZeroMemory(message);
@@ -183,4 +176,115 @@ internal static class OneShot
 
         return length;
     }
+
+    // A message over the stack limit whose buffers do not partially overlap: every block but the last goes straight
+    // into the destination (it fits: checked by the caller), the last into a stack buffer. In CBC the last block
+    // needs only the ciphertext block before it as its IV, so both are saved first (in place, the head overwrites them).
+    [SkipLocalsInit] // both buffers are written before they are read
+    private static bool DecryptLastBlockAside(
+        BlockCipher cipher,
+        ReadOnlySpan<byte> iv,
+        PaddingMode padding,
+        ReadOnlySpan<byte> ciphertext,
+        Span<byte> destination,
+        out int bytesWritten)
+    {
+        int headLength = ciphertext.Length - BlockSize;
+        Debug.Assert(headLength >= BlockSize && destination.Length >= headLength);
+        Span<byte> last = stackalloc byte[BlockSize];
+        Span<byte> lastIv = stackalloc byte[BlockSize];
+        ciphertext[headLength..].CopyTo(last);
+        ciphertext.Slice(headLength - BlockSize, BlockSize).CopyTo(lastIv);
+        Span<byte> head = destination[..headLength];
+
+        bool transformed = cipher.TryTransform(iv, ciphertext[..headLength], head)
+            && cipher.TryTransform(iv.IsEmpty ? default : lastIv, last, last);
+        int lastLength = transformed ? SymmetricPadding.GetUnpaddedLength(last, padding) : -1;
+        bool fits = lastLength >= 0 && headLength + lastLength <= destination.Length;
+        if (fits)
+        {
+            last[..lastLength].CopyTo(destination[headLength..]);
+        }
+        else
+        {
+            CryptographicOperations.ZeroMemory(head);
+        }
+
+        CryptographicOperations.ZeroMemory(last);
+        if (!transformed)
+        {
+            throw cipher.CreateFailure();
+        }
+
+        if (lastLength < 0)
+        {
+            throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+        }
+
+        bytesWritten = fits ? headLength + lastLength : 0;
+        return fits;
+    }
+
+    // Short messages, and messages whose buffers partially overlap: the whole message is decrypted into a temporary
+    // and only the unpadded plaintext is copied out if it fits, so a failure leaves the destination untouched.
+    [SkipLocalsInit] // the temporary is written before it is read
+    private static unsafe bool DecryptThroughTemporary(
+        BlockCipher cipher,
+        ReadOnlySpan<byte> iv,
+        PaddingMode padding,
+        ReadOnlySpan<byte> ciphertext,
+        Span<byte> destination,
+        out int bytesWritten)
+    {
+        int length = ciphertext.Length;
+        byte* native = length > StackTemporaryLimit ? (byte*)NativeMemory.Alloc((nuint)length) : null;
+        Span<byte> temporary = native is null ? stackalloc byte[StackTemporaryLimit] : new Span<byte>(native, length);
+        temporary = temporary[..length];
+        try
+        {
+            if (!cipher.TryTransform(iv, ciphertext, temporary))
+            {
+                throw cipher.CreateFailure();
+            }
+
+            int unpadded = SymmetricPadding.GetUnpaddedLength(temporary, padding);
+            if (unpadded < 0)
+            {
+                throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+            }
+
+            if (unpadded > destination.Length)
+            {
+                bytesWritten = 0;
+                return false;
+            }
+
+            temporary[..unpadded].CopyTo(destination);
+            bytesWritten = unpadded;
+            return true;
+        }
+        finally
+        {
+            CryptographicOperations.ZeroMemory(temporary);
+            NativeMemory.Free(native);
+        }
+    }
+
+    // The seam takes in-place or disjoint buffers only: a partially overlapping input is moved into place first.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool TryTransformAnyOverlap(BlockCipher cipher, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        if (input.Overlaps(output, out int offset) && offset != 0)
+        {
+            input.CopyTo(output);
+            input = output;
+        }
+
+        return cipher.TryTransform(iv, input, output);
+    }
+
+    // The IV that continues a CBC message after `length` bytes of `ciphertext`: its last block so far (or the
+    // message IV at the start). ECB has none.
+    private static ReadOnlySpan<byte> ChainFrom(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> ciphertext, int length) =>
+        iv.IsEmpty || length == 0 ? iv : ciphertext.Slice(length - BlockSize, BlockSize);
 }

@@ -14,7 +14,14 @@ public sealed class CngBlockCipherTests
     private readonly SimulatedBCryptApi _api = new();
 
     private CngBlockCipher Make(BlockCipherMode mode, bool encrypting, byte[] key)
-        => CngBlockCipher.Create(_api, mode == BlockCipherMode.Ecb ? EcbAlg : CbcAlg, mode, encrypting, key);
+        => CngBlockCipher.Create(TestBackend.Instance, _api, mode == BlockCipherMode.Ecb ? EcbAlg : CbcAlg, mode, encrypting, key);
+
+    private static byte[] Run(CngBlockCipher cipher, byte[]? iv, byte[] input)
+    {
+        byte[] output = new byte[input.Length];
+        Assert.True(cipher.TryTransform(iv, input, output));
+        return output;
+    }
 
     private void AssertClean()
     {
@@ -33,11 +40,9 @@ public sealed class CngBlockCipherTests
     {
         byte[] key = Stock.Bytes(keySize, 1);
         byte[] data = Stock.Bytes(80, 2);
-        byte[] output = new byte[data.Length];
-        using (CngBlockCipher cipher = Make(BlockCipherMode.Ecb, encrypting, key))
-        {
-            cipher.Transform(data, output);
-        }
+        CngBlockCipher cipher = Make(BlockCipherMode.Ecb, encrypting, key);
+        byte[] output = Run(cipher, null, data);
+        cipher.Release();
 
         Assert.Equal(Stock.Ecb(key, data, encrypting), output);
         AssertClean();
@@ -50,42 +55,42 @@ public sealed class CngBlockCipherTests
     [InlineData(16, false)]
     [InlineData(24, false)]
     [InlineData(32, false)]
-    public void Cbc_chains_across_transform_calls_of_one_message(int keySize, bool encrypting)
+    public void Cbc_messages_match_stock_and_a_message_continues_from_its_previous_ciphertext_block(int keySize, bool encrypting)
     {
         byte[] key = Stock.Bytes(keySize, 3);
         byte[] iv = Stock.Bytes(16, 4);
         byte[] data = Stock.Bytes(112, 5);
-        byte[] output = new byte[data.Length];
-        using (CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, key))
-        {
-            cipher.Reset(iv);
-            cipher.Transform(data.AsSpan(0, 48), output.AsSpan(0, 48));
-            cipher.Transform(data.AsSpan(48, 16), output.AsSpan(48, 16));
-            cipher.Transform(data.AsSpan(64), output.AsSpan(64));
-        }
+        byte[] expected = Stock.Cbc(key, iv, data, encrypting);
+        CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, key);
 
-        Assert.Equal(Stock.Cbc(key, iv, data, encrypting), output);
+        Assert.Equal(expected, Run(cipher, iv, data));
+
+        // Split at block 3: the second part's IV is the ciphertext block before it.
+        byte[] ciphertext = encrypting ? expected : data;
+        byte[] head = Run(cipher, iv, data[..48]);
+        byte[] tail = Run(cipher, ciphertext[32..48], data[48..]);
+        Assert.Equal(expected, head.Concat(tail).ToArray());
+        cipher.Release();
         AssertClean();
     }
 
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
-    public void Reset_starts_every_message_from_the_callers_iv_although_cng_overwrote_the_private_copy(bool encrypting)
+    public void Every_message_starts_from_its_own_iv_although_cng_overwrote_the_private_copy(bool encrypting)
     {
         byte[] key = Stock.Bytes(32, 6);
         byte[] iv1 = Stock.Bytes(16, 7);
         byte[] iv2 = Stock.Bytes(16, 8);
         byte[] data = Stock.Bytes(64, 9);
-        using CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, key);
+        CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, key);
 
         foreach (byte[] iv in new[] { iv1, iv1, iv2, iv1 })
         {
-            byte[] output = new byte[data.Length];
-            cipher.Reset(iv);
-            cipher.Transform(data, output);
-            Assert.Equal(Stock.Cbc(key, iv, data, encrypting), output);
+            Assert.Equal(Stock.Cbc(key, iv, data, encrypting), Run(cipher, iv, data));
         }
+
+        cipher.Release();
     }
 
     [Theory]
@@ -97,46 +102,29 @@ public sealed class CngBlockCipherTests
         byte[] iv = Stock.Bytes(16, 11);
         byte[] ivBefore = (byte[])iv.Clone();
         byte[] data = Stock.Bytes(48, 12);
-        using CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, key);
+        CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, key);
 
-        cipher.Reset(iv);
-        cipher.Transform(data, new byte[data.Length]);
+        Run(cipher, iv, data);
 
         Assert.Equal(ivBefore, iv);
         Assert.All(_api.CipherCalls, c => Assert.Equal(16, c.IvLength));
+        cipher.Release();
     }
 
     [Fact]
-    public void Cbc_before_any_reset_starts_from_a_zero_iv()
-    {
-        byte[] key = Stock.Bytes(16, 13);
-        byte[] data = Stock.Bytes(32, 14);
-        byte[] output = new byte[data.Length];
-        using CngBlockCipher cipher = Make(BlockCipherMode.Cbc, true, key);
-
-        cipher.Transform(data, output);
-
-        Assert.Equal(Stock.Cbc(key, new byte[16], data, true), output);
-    }
-
-    [Fact]
-    public void Ecb_passes_a_null_iv_and_reset_makes_no_native_call()
+    public void Ecb_passes_a_null_iv()
     {
         byte[] key = Stock.Bytes(16, 15);
         byte[] data = Stock.Bytes(32, 16);
-        using CngBlockCipher cipher = Make(BlockCipherMode.Ecb, true, key);
-        int callsBefore = _api.Calls.Count;
+        CngBlockCipher cipher = Make(BlockCipherMode.Ecb, true, key);
 
-        cipher.Reset(Stock.Bytes(16, 17));
-        Assert.Equal(callsBefore, _api.Calls.Count);
-
-        byte[] output = new byte[data.Length];
-        cipher.Transform(data, output);
-        cipher.Transform(data, output);
+        Run(cipher, null, data);
+        byte[] output = Run(cipher, null, data);
 
         Assert.Equal(2, _api.CipherCalls.Count);
         Assert.All(_api.CipherCalls, c => Assert.Equal((BlockCipherMode.Ecb, 0), c));
         Assert.Equal(Stock.Ecb(key, data, true), output);
+        cipher.Release();
     }
 
     [Theory]
@@ -148,17 +136,16 @@ public sealed class CngBlockCipherTests
     {
         BlockCipherMode mode = ecb ? BlockCipherMode.Ecb : BlockCipherMode.Cbc;
         byte[] key = Stock.Bytes(24, 18);
-        byte[] iv = Stock.Bytes(16, 19);
+        byte[]? iv = ecb ? null : Stock.Bytes(16, 19);
         byte[] data = Stock.Bytes(96, 20);
         byte[] buffer = (byte[])data.Clone();
-        using CngBlockCipher cipher = Make(mode, encrypting, key);
+        CngBlockCipher cipher = Make(mode, encrypting, key);
 
-        cipher.Reset(iv);
-        cipher.Transform(buffer.AsSpan(0, 32), buffer.AsSpan(0, 32));
-        cipher.Transform(buffer.AsSpan(32), buffer.AsSpan(32));
+        Assert.True(cipher.TryTransform(iv, buffer, buffer));
 
-        byte[] expected = mode == BlockCipherMode.Ecb ? Stock.Ecb(key, data, encrypting) : Stock.Cbc(key, iv, data, encrypting);
+        byte[] expected = ecb ? Stock.Ecb(key, data, encrypting) : Stock.Cbc(key, iv!, data, encrypting);
         Assert.Equal(expected, buffer);
+        cipher.Release();
     }
 
     [Theory]
@@ -169,14 +156,14 @@ public sealed class CngBlockCipherTests
         CngBlockCipher cipher = Make(BlockCipherMode.Cbc, encrypting, Stock.Bytes(16, 24));
         _api.Inject(function, SimulatedBCryptApi.STATUS_INVALID_PARAMETER);
 
-        var e = Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[32], new byte[32]));
+        Assert.False(cipher.TryTransform(new byte[16], new byte[32], new byte[32]));
+        CryptographicException e = cipher.CreateFailure();
         Assert.Contains(function, e.Message, StringComparison.Ordinal);
         Assert.Contains("0xC000000D", e.Message, StringComparison.Ordinal);
         Assert.True(cipher.IsFaulted);
-        Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[16], new byte[16]));
         Assert.Equal(1, _api.LiveKeys);
 
-        cipher.Dispose();
+        cipher.Release();
         AssertClean();
     }
 
@@ -196,7 +183,7 @@ public sealed class CngBlockCipherTests
     public void A_key_on_an_invalid_algorithm_handle_fails_with_status_invalid_handle()
     {
         var e = Assert.Throws<CryptographicException>(
-            () => CngBlockCipher.Create(_api, 0x1234, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
+            () => CngBlockCipher.Create(TestBackend.Instance, _api, 0x1234, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
         Assert.Contains("0xC0000008", e.Message, StringComparison.Ordinal);
         AssertClean();
     }
@@ -220,93 +207,39 @@ public sealed class CngBlockCipherTests
         {
             fixed (byte* pKey = key)
             {
-                using CngBlockCipher cipher = Make(BlockCipherMode.Ecb, true, key);
+                CngBlockCipher cipher = Make(BlockCipherMode.Ecb, true, key);
                 Assert.NotEqual((nint)pKey, Assert.Single(_api.SecretAddresses));
+                cipher.Release();
             }
         }
     }
 
     [Fact]
-    public void Dispose_destroys_the_key_exactly_once()
+    public void Release_destroys_the_key_exactly_once_and_counts_with_the_backend()
     {
-        CngBlockCipher cipher = Make(BlockCipherMode.Cbc, true, Stock.Bytes(16, 28));
+        var backend = new CountingBackend(_api);
+        BlockCipher cipher = backend.Create(BlockCipherMode.Cbc, true, Stock.Bytes(16, 28));
         Assert.Equal(1, _api.LiveKeys);
+        Assert.Equal(1, backend.LiveHandles);
 
-        cipher.Dispose();
-        cipher.Dispose();
+        cipher.Release();
 
-        Assert.True(cipher.IsFaulted);
+        Assert.Equal(0, backend.LiveHandles);
         Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
         AssertClean();
-    }
-
-    [Fact]
-    public void Use_after_dispose_throws_cryptographic_exception_not_object_disposed()
-    {
-        CngBlockCipher cipher = Make(BlockCipherMode.Cbc, false, Stock.Bytes(16, 29));
-        cipher.Dispose();
-        int calls = _api.Calls.Count;
-
-        var transform = Record.Exception(() => cipher.Transform(new byte[16], new byte[16]));
-        var reset = Record.Exception(() => cipher.Reset(new byte[16]));
-
-        Assert.IsType<CryptographicException>(transform);
-        Assert.IsType<CryptographicException>(reset);
-        Assert.Equal(calls, _api.Calls.Count);
-        AssertClean();
-    }
-
-    [Theory]
-    [InlineData(15, 16)]
-    [InlineData(17, 32)]
-    [InlineData(32, 31)]
-    public void Wrong_buffer_sizes_throw_and_fault_without_a_native_call(int inputLength, int outputLength)
-    {
-        using CngBlockCipher cipher = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 30));
-        int calls = _api.Calls.Count;
-
-        Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[inputLength], new byte[outputLength]));
-
-        Assert.True(cipher.IsFaulted);
-        Assert.Equal(calls, _api.Calls.Count);
-    }
-
-    [Theory]
-    [InlineData(0)]
-    [InlineData(8)]
-    [InlineData(32)]
-    public void A_wrong_iv_length_throws_and_faults(int ivLength)
-    {
-        using CngBlockCipher cipher = Make(BlockCipherMode.Cbc, true, Stock.Bytes(16, 31));
-
-        Assert.Throws<CryptographicException>(() => cipher.Reset(new byte[ivLength]));
-
-        Assert.True(cipher.IsFaulted);
-    }
-
-    [Fact]
-    public void An_empty_transform_makes_no_native_call()
-    {
-        using CngBlockCipher cipher = Make(BlockCipherMode.Cbc, true, Stock.Bytes(16, 32));
-        int calls = _api.Calls.Count;
-
-        cipher.Transform(ReadOnlySpan<byte>.Empty, Span<byte>.Empty);
-
-        Assert.Equal(calls, _api.Calls.Count);
-        Assert.False(cipher.IsFaulted);
     }
 
     [Fact]
     public void A_short_byte_count_from_cng_is_an_error()
     {
         var api = new MisbehavingApi(_api) { ShortWrite = true };
-        CngBlockCipher cipher = CngBlockCipher.Create(api, EcbAlg, BlockCipherMode.Ecb, true, Stock.Bytes(16, 33));
+        CngBlockCipher cipher = CngBlockCipher.Create(TestBackend.Instance, api, EcbAlg, BlockCipherMode.Ecb, true, Stock.Bytes(16, 33));
 
-        var e = Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[32], new byte[32]));
-        Assert.Contains("wrote 16 bytes instead of 32", e.Message, StringComparison.Ordinal);
+        Assert.False(cipher.TryTransform(default, new byte[32], new byte[32]));
+        Assert.Contains("wrote 16 bytes instead of 32", cipher.CreateFailure().Message, StringComparison.Ordinal);
         Assert.True(cipher.IsFaulted);
 
-        cipher.Dispose();
+        cipher.Release();
         AssertClean();
     }
 
@@ -358,11 +291,20 @@ public sealed class CngBlockCipherTests
     {
         var api = new MisbehavingApi(_api) { FailAfterCreate = true };
 
-        var e = Assert.Throws<CryptographicException>(() => CngBlockCipher.Create(api, CbcAlg, BlockCipherMode.Cbc, false, Stock.Bytes(16, 37)));
+        var e = Assert.Throws<CryptographicException>(() => CngBlockCipher.Create(TestBackend.Instance, api, CbcAlg, BlockCipherMode.Cbc, false, Stock.Bytes(16, 37)));
 
         Assert.Contains("0xC0000017", e.Message, StringComparison.Ordinal);
         Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
         AssertClean();
+    }
+
+    /// <summary>A CNG backend over the simulated pseudo-handles, to see its live-handle count.</summary>
+    private sealed class CountingBackend(IBCryptApi api) : CipherBackend
+    {
+        public override CachedAesBackend Kind => CachedAesBackend.Cng;
+
+        protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+            CngBlockCipher.Create(this, api, mode == BlockCipherMode.Ecb ? EcbAlg : CbcAlg, mode, encrypting, key);
     }
 
     /// <summary>Wraps the simulated layer and misbehaves on request: under-reports bytes written, or fails after creating a key.</summary>

@@ -11,7 +11,14 @@ public sealed class CommonCryptoBlockCipherTests
     private readonly SimulatedCommonCryptoApi _api = new();
 
     private CommonCryptoBlockCipher Make(bool ecb, bool encrypting, byte[] key)
-        => CommonCryptoBlockCipher.Create(_api, ecb ? BlockCipherMode.Ecb : BlockCipherMode.Cbc, encrypting, key);
+        => CommonCryptoBlockCipher.Create(TestBackend.Instance, _api, ecb ? BlockCipherMode.Ecb : BlockCipherMode.Cbc, encrypting, key);
+
+    private static byte[] Run(CommonCryptoBlockCipher cipher, byte[]? iv, byte[] input)
+    {
+        byte[] output = new byte[input.Length];
+        Assert.True(cipher.TryTransform(iv, input, output));
+        return output;
+    }
 
     private void AssertClean()
     {
@@ -30,13 +37,12 @@ public sealed class CommonCryptoBlockCipherTests
     {
         byte[] key = Stock.Bytes(keySize, 101);
         byte[] data = Stock.Bytes(80, 102);
-        byte[] output = new byte[data.Length];
-        using (CommonCryptoBlockCipher cipher = Make(true, encrypting, key))
-        {
-            cipher.Transform(data.AsSpan(0, 16), output.AsSpan(0, 16));
-            cipher.Transform(data.AsSpan(16), output.AsSpan(16));
-        }
+        CommonCryptoBlockCipher cipher = Make(true, encrypting, key);
+        byte[] first = Run(cipher, null, data[..16]);
+        byte[] rest = Run(cipher, null, data[16..]);
+        cipher.Release();
 
+        byte[] output = [.. first, .. rest];
         Assert.Equal(Stock.Ecb(key, data, encrypting), output);
         AssertClean();
     }
@@ -48,36 +54,19 @@ public sealed class CommonCryptoBlockCipherTests
     [InlineData(16, false)]
     [InlineData(24, false)]
     [InlineData(32, false)]
-    public void Cbc_chains_across_transform_calls_and_restarts_at_each_reset(int keySize, bool encrypting)
+    public void Every_cbc_message_restarts_at_its_own_iv(int keySize, bool encrypting)
     {
         byte[] key = Stock.Bytes(keySize, 103);
         byte[] data = Stock.Bytes(112, 104);
-        using CommonCryptoBlockCipher cipher = Make(false, encrypting, key);
+        CommonCryptoBlockCipher cipher = Make(false, encrypting, key);
 
         foreach (byte[] iv in new[] { Stock.Bytes(16, 105), Stock.Bytes(16, 105), Stock.Bytes(16, 106) })
         {
-            byte[] output = new byte[data.Length];
-            cipher.Reset(iv);
-            cipher.Transform(data.AsSpan(0, 48), output.AsSpan(0, 48));
-            cipher.Transform(data.AsSpan(48), output.AsSpan(48));
-            Assert.Equal(Stock.Cbc(key, iv, data, encrypting), output);
+            Assert.Equal(Stock.Cbc(key, iv, data, encrypting), Run(cipher, iv, data));
         }
 
         Assert.Equal(3, _api.ResetCalls);
-    }
-
-    [Fact]
-    public void Cbc_before_any_reset_starts_from_a_zero_iv()
-    {
-        byte[] key = Stock.Bytes(16, 107);
-        byte[] data = Stock.Bytes(32, 108);
-        byte[] output = new byte[data.Length];
-        using CommonCryptoBlockCipher cipher = Make(false, false, key);
-
-        cipher.Transform(data, output);
-
-        Assert.Equal(Stock.Cbc(key, new byte[16], data, false), output);
-        Assert.Equal(0, _api.ResetCalls);
+        cipher.Release();
     }
 
     [Theory]
@@ -87,19 +76,17 @@ public sealed class CommonCryptoBlockCipherTests
     {
         byte[] key = Stock.Bytes(32, 109);
         byte[] data = Stock.Bytes(32, 110);
-        using CommonCryptoBlockCipher cipher = Make(true, encrypting, key);
+        CommonCryptoBlockCipher cipher = Make(true, encrypting, key);
 
         for (int message = 0; message < 3; message++)
         {
-            byte[] output = new byte[data.Length];
-            cipher.Reset(Stock.Bytes(16, 111 + message));
-            cipher.Transform(data, output);
-            Assert.Equal(Stock.Ecb(key, data, encrypting), output);
+            Assert.Equal(Stock.Ecb(key, data, encrypting), Run(cipher, null, data));
         }
 
         Assert.Equal(0, _api.ResetCalls);
         Assert.Empty(_api.Violations);
         Assert.False(cipher.IsFaulted);
+        cipher.Release();
     }
 
     [Fact]
@@ -107,12 +94,12 @@ public sealed class CommonCryptoBlockCipherTests
     {
         byte[] iv = Stock.Bytes(16, 112);
         byte[] before = (byte[])iv.Clone();
-        using CommonCryptoBlockCipher cipher = Make(false, true, Stock.Bytes(16, 113));
+        CommonCryptoBlockCipher cipher = Make(false, true, Stock.Bytes(16, 113));
 
-        cipher.Reset(iv);
-        cipher.Transform(new byte[64], new byte[64]);
+        Run(cipher, iv, new byte[64]);
 
         Assert.Equal(before, iv);
+        cipher.Release();
     }
 
     [Theory]
@@ -123,16 +110,15 @@ public sealed class CommonCryptoBlockCipherTests
     public void In_place_transform_matches_stock(bool ecb, bool encrypting)
     {
         byte[] key = Stock.Bytes(24, 114);
-        byte[] iv = Stock.Bytes(16, 115);
+        byte[]? iv = ecb ? null : Stock.Bytes(16, 115);
         byte[] data = Stock.Bytes(96, 116);
         byte[] buffer = (byte[])data.Clone();
-        using CommonCryptoBlockCipher cipher = Make(ecb, encrypting, key);
+        CommonCryptoBlockCipher cipher = Make(ecb, encrypting, key);
 
-        cipher.Reset(iv);
-        cipher.Transform(buffer.AsSpan(0, 32), buffer.AsSpan(0, 32));
-        cipher.Transform(buffer.AsSpan(32), buffer.AsSpan(32));
+        Assert.True(cipher.TryTransform(iv, buffer, buffer));
 
-        Assert.Equal(ecb ? Stock.Ecb(key, data, encrypting) : Stock.Cbc(key, iv, data, encrypting), buffer);
+        Assert.Equal(ecb ? Stock.Ecb(key, data, encrypting) : Stock.Cbc(key, iv!, data, encrypting), buffer);
+        cipher.Release();
     }
 
     [Theory]
@@ -144,12 +130,13 @@ public sealed class CommonCryptoBlockCipherTests
         CommonCryptoBlockCipher cipher = Make(false, true, Stock.Bytes(16, 120));
         _api.Inject("CCCryptorUpdate", status);
 
-        var e = Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[32], new byte[32]));
+        Assert.False(cipher.TryTransform(new byte[16], new byte[32], new byte[32]));
+        CryptographicException e = cipher.CreateFailure();
 
         Assert.Contains("CCCryptorUpdate", e.Message, StringComparison.Ordinal);
         Assert.Contains(expected, e.Message, StringComparison.Ordinal);
         Assert.True(cipher.IsFaulted);
-        cipher.Dispose();
+        cipher.Release();
         AssertClean();
     }
 
@@ -159,11 +146,12 @@ public sealed class CommonCryptoBlockCipherTests
         CommonCryptoBlockCipher cipher = Make(false, false, Stock.Bytes(16, 121));
         _api.Inject("CCCryptorReset", SimulatedCommonCryptoApi.kCCParamError);
 
-        var e = Assert.Throws<CryptographicException>(() => cipher.Reset(new byte[16]));
+        Assert.False(cipher.TryTransform(new byte[16], new byte[16], new byte[16]));
 
-        Assert.Contains("CCCryptorReset failed with CCCryptorStatus -4300 (kCCParamError)", e.Message, StringComparison.Ordinal);
+        Assert.Contains("CCCryptorReset failed with CCCryptorStatus -4300 (kCCParamError)", cipher.CreateFailure().Message, StringComparison.Ordinal);
         Assert.True(cipher.IsFaulted);
-        cipher.Dispose();
+        Assert.DoesNotContain("CCCryptorUpdate", _api.Calls);
+        cipher.Release();
         AssertClean();
     }
 
@@ -197,8 +185,9 @@ public sealed class CommonCryptoBlockCipherTests
         {
             fixed (byte* pKey = key)
             {
-                using CommonCryptoBlockCipher cipher = Make(false, true, key);
+                CommonCryptoBlockCipher cipher = Make(false, true, key);
                 Assert.NotEqual((nint)pKey, Assert.Single(_api.KeyAddresses));
+                cipher.Release();
             }
         }
     }
@@ -209,53 +198,24 @@ public sealed class CommonCryptoBlockCipherTests
         _api.HoldBackLastBlock = true;
         CommonCryptoBlockCipher cipher = Make(false, false, Stock.Bytes(16, 124));
 
-        var e = Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[48], new byte[48]));
+        Assert.False(cipher.TryTransform(new byte[16], new byte[48], new byte[48]));
 
-        Assert.Contains("wrote 32 bytes instead of 48", e.Message, StringComparison.Ordinal);
+        Assert.Contains("wrote 32 bytes instead of 48", cipher.CreateFailure().Message, StringComparison.Ordinal);
         Assert.True(cipher.IsFaulted);
-        cipher.Dispose();
+        cipher.Release();
         AssertClean();
     }
 
     [Fact]
-    public void Dispose_releases_the_cryptor_exactly_once_and_later_use_throws_cryptographic_exception()
+    public void Release_releases_the_cryptor_exactly_once()
     {
         CommonCryptoBlockCipher cipher = Make(false, true, Stock.Bytes(32, 125));
         Assert.Equal(1, _api.LiveCryptors);
 
-        cipher.Dispose();
-        cipher.Dispose();
+        cipher.Release();
 
-        Assert.True(cipher.IsFaulted);
         Assert.Single(_api.Calls, c => c == "CCCryptorRelease");
-        Assert.IsType<CryptographicException>(Record.Exception(() => cipher.Transform(new byte[16], new byte[16])));
-        Assert.IsType<CryptographicException>(Record.Exception(() => cipher.Reset(new byte[16])));
         AssertClean();
-    }
-
-    [Theory]
-    [InlineData(15, 16)]
-    [InlineData(32, 16)]
-    public void Wrong_buffer_sizes_throw_and_fault_without_a_native_call(int inputLength, int outputLength)
-    {
-        using CommonCryptoBlockCipher cipher = Make(true, true, Stock.Bytes(16, 126));
-        int calls = _api.Calls.Count;
-
-        Assert.Throws<CryptographicException>(() => cipher.Transform(new byte[inputLength], new byte[outputLength]));
-
-        Assert.True(cipher.IsFaulted);
-        Assert.Equal(calls, _api.Calls.Count);
-    }
-
-    [Fact]
-    public void A_wrong_iv_length_throws_and_faults()
-    {
-        using CommonCryptoBlockCipher cipher = Make(false, true, Stock.Bytes(16, 127));
-
-        Assert.Throws<CryptographicException>(() => cipher.Reset(new byte[12]));
-
-        Assert.True(cipher.IsFaulted);
-        Assert.Equal(0, _api.ResetCalls);
     }
 
     [Fact]
@@ -316,7 +276,7 @@ public sealed class CommonCryptoBlockCipherTests
     {
         var api = new FailAfterCreateApi(_api);
 
-        var e = Assert.Throws<CryptographicException>(() => CommonCryptoBlockCipher.Create(api, BlockCipherMode.Ecb, true, Stock.Bytes(16, 130)));
+        var e = Assert.Throws<CryptographicException>(() => CommonCryptoBlockCipher.Create(TestBackend.Instance, api, BlockCipherMode.Ecb, true, Stock.Bytes(16, 130)));
 
         Assert.Contains("-4302 (kCCMemoryFailure)", e.Message, StringComparison.Ordinal);
         Assert.Single(_api.Calls, c => c == "CCCryptorRelease");

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
+using CachedCryptography.Interop;
 using CachedCryptography.Interop.Stock;
 using CachedCryptography.Tests.Backends;
 
@@ -8,19 +9,20 @@ namespace CachedCryptography.Tests.Infrastructure;
 
 /// <summary>
 /// The CachedAes instances every contract test runs against, by name. Adding a backend is one line in
-/// <see cref="s_factories"/> (for example <c>["SimulatedCng"] = () =&gt; new CachedAes(new SimulatedCngBackend())</c>).
+/// <see cref="s_factories"/> (for example <c>["SimulatedCng"] = () =&gt; new SimulatedCngBackend()</c>).
 /// </summary>
 public static class BackendData
 {
-    private static readonly Dictionary<string, Func<CachedAes>> s_factories = new(StringComparer.Ordinal)
+    private static readonly Dictionary<string, Func<CipherBackend>> s_factories = new(StringComparer.Ordinal)
     {
-        ["PlatformDefault"] = () => new CachedAes(),
+        // The platform's own backend, shared by the whole process as in production.
+        ["PlatformDefault"] = () => CipherBackends.Default,
         // Windows and macOS backends over simulated native layers that follow each API's documented semantics.
-        ["SimulatedCngPseudoHandles"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles)),
-        ["SimulatedCngProviders"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngProviders)),
-        ["SimulatedCommonCrypto"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CommonCrypto)),
+        ["SimulatedCngPseudoHandles"] = () => SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles),
+        ["SimulatedCngProviders"] = () => SimulatedBackends.Create(SimulatedBackends.CngProviders),
+        ["SimulatedCommonCrypto"] = () => SimulatedBackends.Create(SimulatedBackends.CommonCrypto),
         // What platforms without a shim get: every "handle" is a stock Aes that creates a native handle per call.
-        ["StockFallback"] = () => new CachedAes(StockBackend.Instance),
+        ["StockFallback"] = () => StockBackend.Instance,
     };
 
     /// <summary>Backend names, for <c>[MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]</c>.</summary>
@@ -42,8 +44,14 @@ public static class BackendData
     public static IReadOnlyList<string> All => s_factories.Keys.ToList();
 
     /// <summary>A new CachedAes over the named backend.</summary>
-    public static CachedAes Create(string backend) =>
-        s_factories.TryGetValue(backend, out Func<CachedAes>? factory)
+    public static CachedAes Create(string backend) => new(Backend(backend));
+
+    /// <summary>
+    /// The named backend: for the simulated ones a fresh backend over a fresh native layer, for the platform default
+    /// and the stock fallback the process-wide instance.
+    /// </summary>
+    internal static CipherBackend Backend(string backend) =>
+        s_factories.TryGetValue(backend, out Func<CipherBackend>? factory)
             ? factory()
             : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
 

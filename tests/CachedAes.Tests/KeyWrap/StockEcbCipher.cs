@@ -5,19 +5,22 @@ using CachedCryptography.Interop;
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// A reference <see cref="IBlockCipher"/> for ECB over a stock <see cref="Aes"/> instance: one stock
+/// A reference <see cref="BlockCipher"/> for ECB over a stock <see cref="Aes"/> instance: one stock
 /// ECB transform (padding off) is made once and reused, like a cached handle. It also
-/// enforces the seam's contract (whole blocks, output long enough, in place or no overlap), so a
+/// enforces the seam's contract (whole blocks, same-length output, in place or no overlap, no IV), so a
 /// key-wrap implementation that misuses the seam fails here.
 /// </summary>
-internal sealed class StockEcbCipher : IBlockCipher
+internal sealed class StockEcbCipher : BlockCipher, IDisposable
 {
     private readonly ICryptoTransform _transform;
     private readonly byte[] _buffer = new byte[16];
     private bool _disposed;
 
     public StockEcbCipher(ReadOnlySpan<byte> key, bool encrypting)
+        : base(TestBackend.Instance)
     {
+        Mode = BlockCipherMode.Ecb;
+        Encrypting = encrypting;
         using Aes aes = Aes.Create();
         aes.SetKey(key);
         aes.Mode = CipherMode.ECB;
@@ -25,18 +28,16 @@ internal sealed class StockEcbCipher : IBlockCipher
         _transform = encrypting ? aes.CreateEncryptor() : aes.CreateDecryptor();
     }
 
-    /// <summary>Number of <see cref="Transform"/> calls so far.</summary>
+    /// <summary>Number of <see cref="TryTransform"/> calls so far.</summary>
     public int TransformCalls { get; private set; }
 
     /// <summary>Number of blocks transformed so far.</summary>
     public long Blocks { get; private set; }
 
-    public bool IsFaulted => _disposed;
-
-    public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
+    public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        SeamContract.Check(input, output);
+        SeamContract.Check(iv, input, output, BlockCipherMode.Ecb);
         TransformCalls++;
         Blocks += input.Length / 16;
 
@@ -54,35 +55,57 @@ internal sealed class StockEcbCipher : IBlockCipher
         }
 
         CryptographicOperations.ZeroMemory(_buffer);
+        return true;
     }
 
-    public void Reset(ReadOnlySpan<byte> iv) => throw new InvalidOperationException("Reset is never called on an ECB handle.");
+    public override CryptographicException CreateFailure() => throw new InvalidOperationException("This cipher never fails.");
 
-    public void Dispose()
+    public void Dispose() => Release();
+
+    protected override void ReleaseCore()
     {
-        _disposed = true;
-        _transform.Dispose();
+        if (!_disposed)
+        {
+            _disposed = true;
+            _transform.Dispose();
+        }
     }
 }
 
-/// <summary>Checks of the <see cref="IBlockCipher.Transform"/> contract shared by the test ciphers.</summary>
+/// <summary>Checks of the <see cref="BlockCipher.TryTransform"/> contract shared by the test ciphers.</summary>
 internal static class SeamContract
 {
-    public static void Check(ReadOnlySpan<byte> input, ReadOnlySpan<byte> output)
+    public static void Check(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, ReadOnlySpan<byte> output, BlockCipherMode mode)
     {
         if (input.Length == 0 || input.Length % 16 != 0)
         {
-            throw new InvalidOperationException($"Transform called with {input.Length} bytes, not whole blocks.");
+            throw new InvalidOperationException($"TryTransform called with {input.Length} bytes, not whole blocks.");
         }
 
-        if (output.Length < input.Length)
+        if (output.Length != input.Length)
         {
-            throw new InvalidOperationException("Transform called with a short output.");
+            throw new InvalidOperationException("TryTransform called with an output of another length.");
+        }
+
+        if (iv.Length != (mode == BlockCipherMode.Cbc ? 16 : 0))
+        {
+            throw new InvalidOperationException($"TryTransform called with a {iv.Length}-byte IV in {mode}.");
         }
 
         if (input.Overlaps(output, out int offset) && offset != 0)
         {
-            throw new InvalidOperationException("Transform called with partially overlapping buffers.");
+            throw new InvalidOperationException("TryTransform called with partially overlapping buffers.");
         }
     }
+}
+
+/// <summary>The backend the test ciphers report their releases to; it makes nothing itself.</summary>
+internal sealed class TestBackend : CipherBackend
+{
+    public static TestBackend Instance { get; } = new();
+
+    public override CachedAesBackend Kind => CachedAesBackend.StockFallback;
+
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        throw new NotSupportedException("The test ciphers are constructed directly.");
 }

@@ -8,13 +8,16 @@ namespace CachedCryptography.Tests;
 /// the key-wrap code drives the seam. Used where stock AES would hide the code under test's own
 /// allocations or call pattern; known-answer correctness is covered with <see cref="StockEcbCipher"/>.
 /// </summary>
-internal sealed class ToyBlockCipher : IBlockCipher
+internal sealed class ToyBlockCipher : BlockCipher
 {
     private readonly byte[] _key = new byte[16];
     private readonly bool _encrypting;
 
     public ToyBlockCipher(byte keySeed, bool encrypting)
+        : base(TestBackend.Instance)
     {
+        Mode = BlockCipherMode.Ecb;
+        Encrypting = encrypting;
         for (int i = 0; i < _key.Length; i++)
         {
             _key[i] = (byte)(keySeed * 31 + i * 17 + 5);
@@ -27,23 +30,19 @@ internal sealed class ToyBlockCipher : IBlockCipher
 
     public int LastInputLength { get; private set; }
 
-    public int DisposeCalls { get; private set; }
+    public int ReleaseCalls { get; private set; }
 
-    public int ResetCalls { get; private set; }
-
-    /// <summary>When non-negative, the call with this zero-based index throws, simulating a native failure.</summary>
+    /// <summary>When non-negative, the call with this zero-based index fails, simulating a native failure.</summary>
     public int FailAtCall { get; set; } = -1;
 
-    public bool IsFaulted { get; private set; }
-
-    public void Transform(ReadOnlySpan<byte> input, Span<byte> output)
+    public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
-        SeamContract.Check(input, output);
+        SeamContract.Check(iv, input, output, BlockCipherMode.Ecb);
 
         if (TransformCalls == FailAtCall)
         {
-            IsFaulted = true;
-            throw new System.Security.Cryptography.CryptographicException("Simulated native failure.");
+            Fault();
+            return false;
         }
 
         TransformCalls++;
@@ -63,11 +62,14 @@ internal sealed class ToyBlockCipher : IBlockCipher
                 Decrypt(x);
             }
         }
+
+        return true;
     }
 
-    public void Reset(ReadOnlySpan<byte> iv) => ResetCalls++;
+    public override System.Security.Cryptography.CryptographicException CreateFailure() =>
+        new("Simulated native failure.");
 
-    public void Dispose() => DisposeCalls++;
+    protected override void ReleaseCore() => ReleaseCalls++;
 
     private void Encrypt(Span<byte> x)
     {

@@ -83,7 +83,7 @@ internal sealed class CngBackend : CipherBackend
     }
 
     /// <inheritdoc />
-    public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         nint algorithm = mode switch
         {
@@ -92,7 +92,7 @@ internal sealed class CngBackend : CipherBackend
             _ => throw new ArgumentOutOfRangeException(nameof(mode)),
         };
 
-        return CngBlockCipher.Create(_api, algorithm, mode, encrypting, key);
+        return CngBlockCipher.Create(this, _api, algorithm, mode, encrypting, key);
     }
 
     private static CngBackend? TryCreateCore(IBCryptApi api, bool tryPseudoHandles)
@@ -145,7 +145,7 @@ internal sealed class CngBackend : CipherBackend
     {
         try
         {
-            using IBlockCipher probe = CngBlockCipher.Create(api, algorithm, BlockCipherMode.Ecb, encrypting: true, stackalloc byte[16]);
+            using SafeBCryptKeyHandle probe = CngBlockCipher.GenerateKey(api, algorithm, stackalloc byte[16]);
             return true;
         }
         catch (CryptographicException)

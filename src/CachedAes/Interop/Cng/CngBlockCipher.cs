@@ -1,43 +1,49 @@
 using System;
-using System.Diagnostics;
 using System.Globalization;
 using System.Security.Cryptography;
 
 namespace CachedCryptography.Interop.Cng;
 
 /// <summary>
-/// One CNG AES key for one mode and one direction, padding off, behind <see cref="IBlockCipher"/>.
+/// One CNG AES key for one mode and one direction, padding off.
 /// </summary>
 /// <remarks>
-/// <para>CNG overwrites the IV buffer it is given with the chaining value. This type therefore keeps a
-/// private 16-byte IV: <see cref="BlockCipherHandle.Reset"/> copies the caller's IV into it, every CBC
-/// <see cref="BlockCipherHandle.Transform"/> passes it (never a caller buffer), and CNG's overwrite is exactly what
-/// chains consecutive <see cref="BlockCipherHandle.Transform"/> calls of one message. Until the first
-/// <see cref="BlockCipherHandle.Reset"/> the private IV is all zeroes. ECB passes a NULL IV.</para>
+/// <para>CNG starts every call at the IV buffer it is given and overwrites that buffer with the chaining value.
+/// This type therefore keeps a private 16-byte IV: each CBC message copies the caller's IV into it and passes it,
+/// never a caller buffer. ECB passes a NULL IV.</para>
 /// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
-internal sealed class CngBlockCipher : BlockCipherHandle
+internal sealed class CngBlockCipher : BlockCipher
 {
     private readonly IBCryptApi _api;
     private readonly SafeBCryptKeyHandle _key;
-    private readonly bool _encrypting;
     private readonly byte[] _iv;
+    private string? _failure;
 
-    private CngBlockCipher(IBCryptApi api, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
-        : base(mode)
+    private CngBlockCipher(CipherBackend backend, IBCryptApi api, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
+        : base(backend)
     {
         _api = api;
         _key = key;
-        _encrypting = encrypting;
+        Mode = mode;
+        Encrypting = encrypting;
         _iv = mode == BlockCipherMode.Cbc ? new byte[BlockSize] : [];
     }
 
     /// <summary>
-    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to
-    /// <paramref name="mode"/>). The key bytes are copied to a stack buffer only for the native call
-    /// and zeroed right after it.
+    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>).
+    /// The key bytes are copied to a stack buffer only for the native call and zeroed right after it.
     /// </summary>
-    internal static CngBlockCipher Create(IBCryptApi api, nint algorithm, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
+    internal static CngBlockCipher Create(CipherBackend backend, IBCryptApi api, nint algorithm, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        SafeBCryptKeyHandle handle = GenerateKey(api, algorithm, key);
+        return new CngBlockCipher(backend, api, handle, mode, encrypting);
+    }
+
+    /// <summary>A CNG key handle for <paramref name="key"/> on <paramref name="algorithm"/>.</summary>
+    /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed or the key size is invalid.</exception>
+    internal static SafeBCryptKeyHandle GenerateKey(IBCryptApi api, nint algorithm, ReadOnlySpan<byte> key)
     {
         ArgumentNullException.ThrowIfNull(api);
         if (key.Length is not (16 or 24 or 32))
@@ -46,71 +52,67 @@ internal sealed class CngBlockCipher : BlockCipherHandle
         }
 
         var handle = new SafeBCryptKeyHandle(api);
+        int status;
+        Span<byte> secret = stackalloc byte[32];
         try
         {
-            int status;
-            Span<byte> secret = stackalloc byte[32];
-            try
-            {
-                key.CopyTo(secret);
-                status = api.GenerateSymmetricKey(algorithm, secret[..key.Length], handle);
-            }
-            finally
-            {
-                CryptographicOperations.ZeroMemory(secret);
-            }
-
-            if (status != 0)
-            {
-                throw Error("BCryptGenerateSymmetricKey", status);
-            }
-
-            if (handle.IsInvalid)
-            {
-                throw new CryptographicException("BCryptGenerateSymmetricKey succeeded but returned no key handle.");
-            }
-
-            return new CngBlockCipher(api, handle, mode, encrypting);
+            key.CopyTo(secret);
+            status = api.GenerateSymmetricKey(algorithm, secret[..key.Length], handle);
         }
         catch
         {
             handle.Dispose();
             throw;
         }
+        finally
+        {
+            CryptographicOperations.ZeroMemory(secret);
+        }
+
+        if (status != 0 || handle.IsInvalid)
+        {
+            handle.Dispose();
+            throw status != 0
+                ? Error("BCryptGenerateSymmetricKey", status)
+                : new CryptographicException("BCryptGenerateSymmetricKey succeeded but returned no key handle.");
+        }
+
+        return handle;
     }
 
-    /// <inheritdoc />
-    protected override void ResetCore(ReadOnlySpan<byte> iv) => iv.CopyTo(_iv);
+    /// <summary>Builds the exception for a failed CNG call: the function name and the NTSTATUS in hex.</summary>
+    internal static CryptographicException Error(string function, int status)
+        => new(Message(function, status));
 
-    /// <inheritdoc />
+    public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: _iv is empty, passed as NULL.
+        iv.CopyTo(_iv);
+        int status = Encrypting
+            ? _api.Encrypt(_key, input, _iv, output, out int written)
+            : _api.Decrypt(_key, input, _iv, output, out written);
+
+        if (status == 0 && written == input.Length)
+        {
+            return true;
+        }
+
+        string function = Encrypting ? "BCryptEncrypt" : "BCryptDecrypt";
+        _failure = status != 0
+            ? Message(function, status)
+            : string.Create(CultureInfo.InvariantCulture, $"{function} wrote {written} bytes instead of {input.Length}.");
+        Fault();
+        return false;
+    }
+
+    public override CryptographicException CreateFailure() => new(_failure ?? "No CNG failure was recorded.");
+
     protected override void ReleaseCore()
     {
         _key.Dispose();
         CryptographicOperations.ZeroMemory(_iv);
     }
 
-    /// <summary>Builds the exception for a failed CNG call: the function name and the NTSTATUS in hex.</summary>
-    internal static CryptographicException Error(string function, int status)
-        => new(string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}."));
-
-    /// <inheritdoc />
-    protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
-    {
-        // ECB: _iv is empty, passed as NULL. CBC: the private IV, which CNG overwrites with the chaining value.
-        int status = _encrypting
-            ? _api.Encrypt(_key, input, _iv, output, out int written)
-            : _api.Decrypt(_key, input, _iv, output, out written);
-
-        if (status != 0)
-        {
-            throw Error(_encrypting ? "BCryptEncrypt" : "BCryptDecrypt", status);
-        }
-
-        if (written != input.Length)
-        {
-            throw new CryptographicException(string.Create(
-                CultureInfo.InvariantCulture,
-                $"{(_encrypting ? "BCryptEncrypt" : "BCryptDecrypt")} wrote {written} bytes instead of {input.Length}."));
-        }
-    }
+    private static string Message(string function, int status) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}.");
 }

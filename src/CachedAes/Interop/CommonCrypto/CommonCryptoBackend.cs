@@ -45,9 +45,7 @@ internal sealed class CommonCryptoBackend : CipherBackend
         ArgumentNullException.ThrowIfNull(api);
         try
         {
-            using (CommonCryptoBlockCipher.Create(api, BlockCipherMode.Ecb, encrypting: true, stackalloc byte[16]))
-            {
-            }
+            using SafeCCCryptorHandle probe = CommonCryptoBlockCipher.CreateCryptor(api, BlockCipherMode.Ecb, encrypting: true, stackalloc byte[16]);
         }
         catch (CryptographicException)
         {
@@ -60,6 +58,6 @@ internal sealed class CommonCryptoBackend : CipherBackend
     }
 
     /// <inheritdoc />
-    public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
-        => CommonCryptoBlockCipher.Create(_api, mode, encrypting, key);
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+        => CommonCryptoBlockCipher.Create(this, _api, mode, encrypting, key);
 }

@@ -6,32 +6,42 @@ using System.Security.Cryptography;
 namespace CachedCryptography.Interop.CommonCrypto;
 
 /// <summary>
-/// One CommonCrypto AES cryptor for one mode and one direction, padding off, behind <see cref="IBlockCipher"/>.
+/// One CommonCrypto AES cryptor for one mode and one direction, padding off.
 /// </summary>
 /// <remarks>
-/// <para>The cryptor is created with a NULL IV (all zeroes for CBC, ignored for ECB). A CBC
-/// <see cref="BlockCipherHandle.Reset"/> calls <c>CCCryptorReset</c> with the new IV; the cryptor keeps the chaining value
-/// between <see cref="BlockCipherHandle.Transform"/> calls of one message. ECB never calls <c>CCCryptorReset</c> (it
-/// returns <c>kCCUnimplemented</c> on macOS 10.13+): an ECB <see cref="BlockCipherHandle.Reset"/> only checks its argument.</para>
+/// <para>The cryptor is created with a NULL IV (all zeroes for CBC, ignored for ECB). Each CBC message first calls
+/// <c>CCCryptorReset</c> with its IV. ECB never calls <c>CCCryptorReset</c>: it returns <c>kCCUnimplemented</c> on
+/// macOS 10.13+ (and ECB has no chaining state to restart).</para>
 /// <para>The native layer is injected (<see cref="ICommonCryptoApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
-internal sealed class CommonCryptoBlockCipher : BlockCipherHandle
+internal sealed class CommonCryptoBlockCipher : BlockCipher
 {
     private readonly ICommonCryptoApi _api;
     private readonly SafeCCCryptorHandle _cryptor;
+    private string? _failure;
 
-    private CommonCryptoBlockCipher(ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode)
-        : base(mode)
+    private CommonCryptoBlockCipher(CipherBackend backend, ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode, bool encrypting)
+        : base(backend)
     {
         _api = api;
         _cryptor = cryptor;
+        Mode = mode;
+        Encrypting = encrypting;
     }
 
     /// <summary>
     /// Creates a cryptor. The key bytes are copied to a stack buffer only for the native call and zeroed
     /// right after it.
     /// </summary>
-    internal static CommonCryptoBlockCipher Create(ICommonCryptoApi api, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal static CommonCryptoBlockCipher Create(CipherBackend backend, ICommonCryptoApi api, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        SafeCCCryptorHandle cryptor = CreateCryptor(api, mode, encrypting, key);
+        return new CommonCryptoBlockCipher(backend, api, cryptor, mode, encrypting);
+    }
+
+    /// <summary>A cryptor for <paramref name="key"/>, owned by the returned handle.</summary>
+    /// <exception cref="CryptographicException"><c>CCCryptorCreateWithMode</c> failed or the key size is invalid.</exception>
+    internal static SafeCCCryptorHandle CreateCryptor(ICommonCryptoApi api, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         ArgumentNullException.ThrowIfNull(api);
         uint ccMode = mode switch
@@ -76,7 +86,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipherHandle
                 throw new CryptographicException("CCCryptorCreateWithMode succeeded but returned no cryptor.");
             }
 
-            return new CommonCryptoBlockCipher(api, handle, mode);
+            return handle;
         }
         catch
         {
@@ -85,24 +95,45 @@ internal sealed class CommonCryptoBlockCipher : BlockCipherHandle
         }
     }
 
-    /// <inheritdoc />
-    /// <remarks>Only ever called for CBC: on ECB <c>CCCryptorReset</c> returns <c>kCCUnimplemented</c> (macOS 10.13+).</remarks>
-    protected override void ResetCore(ReadOnlySpan<byte> iv)
+    public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
-        Debug.Assert(Mode == BlockCipherMode.Cbc);
-        int status = _api.Reset(_cryptor, iv);
+        // CBC: restart at the message's IV. ECB: never (see the remarks).
+        if (Mode == BlockCipherMode.Cbc)
+        {
+            int resetStatus = _api.Reset(_cryptor, iv);
+            if (resetStatus != CommonCryptor.kCCSuccess)
+            {
+                return Fail(Message("CCCryptorReset", resetStatus));
+            }
+        }
+
+        int status = _api.Update(_cryptor, input, output, out nuint moved);
         if (status != CommonCryptor.kCCSuccess)
         {
-            throw Error("CCCryptorReset", status);
+            return Fail(Message("CCCryptorUpdate", status));
         }
+
+        // Without padding, whole blocks in must give the same number of bytes out.
+        return moved == (nuint)input.Length
+            || Fail(string.Create(CultureInfo.InvariantCulture, $"CCCryptorUpdate wrote {moved} bytes instead of {input.Length}."));
     }
 
-    /// <inheritdoc />
+    public override CryptographicException CreateFailure() => new(_failure ?? "No CommonCrypto failure was recorded.");
+
     protected override void ReleaseCore() => _cryptor.Dispose();
 
     /// <summary>Builds the exception for a failed CommonCrypto call: the function name and the status (value and name).</summary>
-    internal static CryptographicException Error(string function, int status)
-        => new(string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({StatusName(status)})."));
+    internal static CryptographicException Error(string function, int status) => new(Message(function, status));
+
+    private static string Message(string function, int status) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({StatusName(status)}).");
+
+    private bool Fail(string failure)
+    {
+        _failure = failure;
+        Fault();
+        return false;
+    }
 
     private static string StatusName(int status) => status switch
     {
@@ -114,21 +145,4 @@ internal sealed class CommonCryptoBlockCipher : BlockCipherHandle
         CommonCryptor.kCCUnimplemented => "kCCUnimplemented",
         _ => "unknown status",
     };
-
-    /// <inheritdoc />
-    protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
-    {
-        int status = _api.Update(_cryptor, input, output, out nuint moved);
-        if (status != CommonCryptor.kCCSuccess)
-        {
-            throw Error("CCCryptorUpdate", status);
-        }
-
-        // Without padding, whole blocks in must give the same number of bytes out.
-        if (moved != (nuint)input.Length)
-        {
-            throw new CryptographicException(string.Create(
-                CultureInfo.InvariantCulture, $"CCCryptorUpdate wrote {moved} bytes instead of {input.Length}."));
-        }
-    }
 }

@@ -3,7 +3,9 @@ using System.Runtime.InteropServices;
 
 namespace CachedCryptography.Interop.OpenSsl;
 
-// <openssl/evp.h>: symmetric ciphers. Every int-returning function returns 1 on success.
+// <openssl/evp.h>: symmetric ciphers. Every int-returning function returns 1 on success. Contexts are passed as raw
+// pointers: their owner (OpenSslCipher, through a SafeEvpCipherCtxHandle) guarantees they are alive for every call,
+// so no SafeHandle reference counting is paid per call.
 internal static unsafe partial class Libcrypto
 {
     /// <summary>OpenSSL 3.x only: an explicitly fetched cipher (a non-NULL result is owned by the caller).</summary>
@@ -26,16 +28,33 @@ internal static unsafe partial class Libcrypto
     internal static partial void EVP_CIPHER_CTX_free(IntPtr ctx);
 
     /// <summary>
-    /// <c>int EVP_CipherInit_ex(EVP_CIPHER_CTX*, const EVP_CIPHER*, ENGINE*, const unsigned char* key,
-    /// const unsigned char* iv, int enc)</c>. With cipher and key NULL and enc -1 it only sets a new IV,
-    /// keeping the key schedule and the direction.
+    /// <c>int EVP_CIPHER_CTX_reset(EVP_CIPHER_CTX*)</c>: frees the cipher state, cleansing the key schedule, and
+    /// leaves an empty context that can be initialised with any cipher again.
     /// </summary>
     [LibraryImport(Name)]
-    internal static partial int EVP_CipherInit_ex(SafeEvpCipherCtxHandle ctx, IntPtr cipher, IntPtr engine, byte* key, byte* iv, int enc);
+    internal static partial int EVP_CIPHER_CTX_reset(IntPtr ctx);
+
+    /// <summary>
+    /// <c>int EVP_CipherInit_ex(EVP_CIPHER_CTX*, const EVP_CIPHER*, ENGINE*, const unsigned char* key,
+    /// const unsigned char* iv, int enc)</c>.
+    /// </summary>
+    [LibraryImport(Name)]
+    internal static partial int EVP_CipherInit_ex(IntPtr ctx, IntPtr cipher, IntPtr engine, byte* key, byte* iv, int enc);
 
     [LibraryImport(Name)]
-    internal static partial int EVP_CIPHER_CTX_set_padding(SafeEvpCipherCtxHandle ctx, int padding);
+    internal static partial int EVP_CIPHER_CTX_set_padding(IntPtr ctx, int padding);
 
+    /// <summary><c>int EVP_CipherUpdate(EVP_CIPHER_CTX*, unsigned char* out, int* outl, const unsigned char* in, int inl)</c>.</summary>
     [LibraryImport(Name)]
-    internal static partial int EVP_CipherUpdate(SafeEvpCipherCtxHandle ctx, byte* output, out int outputLength, byte* input, int inputLength);
+    internal static partial int EVP_CipherUpdate(IntPtr ctx, byte* output, int* outputLength, byte* input, int inputLength);
+
+    /// <summary>
+    /// <see cref="EVP_CipherUpdate"/> without the GC transition, for short inputs only (see
+    /// <see cref="OpenSslCipher"/> for the bounds). Safe because on a keyed provider AES context with padding off the
+    /// call only transforms memory: it takes no lock, makes no system call and calls back into nothing. The runtime
+    /// cannot suspend the thread for a GC while it runs, so it must stay well under a microsecond.
+    /// </summary>
+    [LibraryImport(Name, EntryPoint = "EVP_CipherUpdate")]
+    [SuppressGCTransition]
+    internal static partial int EVP_CipherUpdateShort(IntPtr ctx, byte* output, int* outputLength, byte* input, int inputLength);
 }

@@ -1,11 +1,11 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.Versioning;
-using CachedCryptography.Core;
+using System.Security.Cryptography;
 
 namespace CachedCryptography.Interop.OpenSsl;
 
-/// <summary>OpenSSL libcrypto (1.1 or 3.x) on Linux.</summary>
+/// <summary>OpenSSL libcrypto (1.1 or 3.x) on Linux: makes <see cref="OpenSslCipher"/> handles, from its pool of empty contexts where it can.</summary>
 [SupportedOSPlatform("linux")]
 internal sealed class OpenSslBackend : CipherBackend
 {
@@ -23,20 +23,21 @@ internal sealed class OpenSslBackend : CipherBackend
 
     public override CachedAesBackend Kind => CachedAesBackend.OpenSsl;
 
-    // Restarting a CBC context at a new IV goes through EVP_CipherInit_ex, which on OpenSSL 3.0 costs
-    // 150-200 ns, several times a block's AES work, so short messages are cheaper as ECB plus a managed XOR
-    // chain (see README: this moves the CBC chaining of those messages outside the OpenSSL FIPS module
-    // boundary). Measured here with a stopwatch loop over the span one-shots (AES-128, no padding):
-    // encrypt needs one native call per block (~35-45 ns each) and breaks even with the restart at 6-7
-    // blocks; decrypt needs one native call per message and stays cheaper up to the 32-block stack limit.
-    public override int ShortCbcEncryptBlocks => 6;
+    /// <summary>This backend's pool of empty contexts (one per backend, so one per process outside tests).</summary>
+    internal OpenSslContextPool Pool { get; } = new();
 
-    public override int ShortCbcDecryptBlocks => MessageCipher.MaxStackCiphertext / 16;
-
-    public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         IntPtr cipher = _ciphers[(int)mode * 3 + (key.Length / 8 - 2)];
-        return new OpenSslBlockCipher(cipher, mode, encrypting, key);
+        OpenSslCipher context = Pool.TryRent() ?? OpenSslCipher.CreateEmpty(this, Pool);
+        if (!context.TryKey(cipher, mode, encrypting, key))
+        {
+            CryptographicException failure = context.CreateFailure();
+            context.Discard();
+            throw failure;
+        }
+
+        return context;
     }
 
     public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)

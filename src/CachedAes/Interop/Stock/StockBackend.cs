@@ -4,58 +4,55 @@ using System.Security.Cryptography;
 namespace CachedCryptography.Interop.Stock;
 
 /// <summary>
-/// The backend for platforms without a shim: each "handle" is a stock <see cref="Aes"/> instance, which
-/// itself creates a native handle per call. Results and costs are those of stock <see cref="Aes.Create()"/>.
+/// The backend for platforms without a shim: each "handle" is a stock <see cref="Aes"/> instance, which itself
+/// creates a native handle per call. Results and costs are those of stock <see cref="Aes.Create()"/>.
 /// </summary>
 internal sealed class StockBackend : CipherBackend
 {
+    /// <summary>The process-wide instance.</summary>
     public static StockBackend Instance { get; } = new();
 
     public override CachedAesBackend Kind => CachedAesBackend.StockFallback;
 
-    public override IBlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
-        new StockBlockCipher(mode, encrypting, key);
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        new StockBlockCipher(this, mode, encrypting, key);
 
-    private sealed class StockBlockCipher : BlockCipherHandle
+    private sealed class StockBlockCipher : BlockCipher
     {
         private readonly Aes _aes = Aes.Create();
-        private readonly bool _encrypting;
-        private readonly byte[] _chain = new byte[BlockSize];
+        private CryptographicException? _failure;
 
-        public StockBlockCipher(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
-            : base(mode)
+        public StockBlockCipher(CipherBackend backend, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+            : base(backend)
         {
-            _encrypting = encrypting;
+            Mode = mode;
+            Encrypting = encrypting;
             _aes.SetKey(key);
         }
 
-        protected override void ResetCore(ReadOnlySpan<byte> iv) => iv.CopyTo(_chain);
-
-        protected override void TransformCore(ReadOnlySpan<byte> input, Span<byte> output)
+        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
         {
-            if (Mode == BlockCipherMode.Ecb)
+            try
             {
-                _ = _encrypting
-                    ? _aes.EncryptEcb(input, output, PaddingMode.None)
-                    : _aes.DecryptEcb(input, output, PaddingMode.None);
-                return;
+                _ = (Mode, Encrypting) switch
+                {
+                    (BlockCipherMode.Ecb, true) => _aes.EncryptEcb(input, output, PaddingMode.None),
+                    (BlockCipherMode.Ecb, false) => _aes.DecryptEcb(input, output, PaddingMode.None),
+                    (_, true) => _aes.EncryptCbc(input, iv, output, PaddingMode.None),
+                    (_, false) => _aes.DecryptCbc(input, iv, output, PaddingMode.None),
+                };
+                return true;
             }
-
-            // Keep the chain going across calls, as a native CBC handle would.
-            Span<byte> next = stackalloc byte[BlockSize];
-            if (_encrypting)
+            catch (CryptographicException e)
             {
-                _ = _aes.EncryptCbc(input, _chain, output, PaddingMode.None);
-                output[^BlockSize..].CopyTo(next);
+                // Reported through the seam like a native failure.
+                _failure = e;
+                Fault();
+                return false;
             }
-            else
-            {
-                input[^BlockSize..].CopyTo(next);
-                _ = _aes.DecryptCbc(input, _chain, output, PaddingMode.None);
-            }
-
-            next.CopyTo(_chain);
         }
+
+        public override CryptographicException CreateFailure() => _failure ?? new CryptographicException("No failure was recorded.");
 
         protected override void ReleaseCore() => _aes.Dispose();
     }

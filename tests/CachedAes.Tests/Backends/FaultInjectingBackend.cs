@@ -1,0 +1,72 @@
+using System;
+using System.Security.Cryptography;
+using System.Threading;
+using CachedCryptography.Interop;
+
+namespace CachedCryptography.Tests.Backends;
+
+/// <summary>
+/// Wraps any backend and makes a chosen <see cref="BlockCipher.TryTransform"/> call fail the way a native failure
+/// does (false, then a <see cref="CryptographicException"/> from <see cref="BlockCipher.CreateFailure"/>), so that the
+/// platform-neutral failure handling runs over every real and simulated backend.
+/// </summary>
+internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
+{
+    public const string Message = "Injected native failure.";
+
+    private int _failNext;
+
+    public override CachedAesBackend Kind => inner.Kind;
+
+    /// <summary>The inner backend's own live-handle count.</summary>
+    public int InnerLiveHandles => inner.LiveHandles;
+
+    /// <summary>Makes the next TryTransform on any handle of this backend fail.</summary>
+    public void FailNextTransform() => Volatile.Write(ref _failNext, 1);
+
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        new Cipher(this, inner.Create(mode, encrypting, key));
+
+    private bool TakeFailure() => Interlocked.Exchange(ref _failNext, 0) == 1;
+
+    private sealed class Cipher : BlockCipher
+    {
+        private readonly FaultInjectingBackend _owner;
+        private readonly BlockCipher _inner;
+        private bool _injected;
+
+        public Cipher(FaultInjectingBackend owner, BlockCipher inner)
+            : base(owner)
+        {
+            _owner = owner;
+            _inner = inner;
+            Mode = inner.Mode;
+            Encrypting = inner.Encrypting;
+        }
+
+        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
+        {
+            if (_owner.TakeFailure())
+            {
+                // Like a native call that failed part way: some output may already be written.
+                output[..Math.Min(16, output.Length)].Fill(0xEE);
+                _injected = true;
+                Fault();
+                return false;
+            }
+
+            bool done = _inner.TryTransform(iv, input, output);
+            if (!done)
+            {
+                Fault();
+            }
+
+            return done;
+        }
+
+        public override CryptographicException CreateFailure() => _injected ? new CryptographicException(Message) : _inner.CreateFailure();
+
+        // The inner handle never saw the injected failure, so it is released (or pooled) as a healthy one.
+        protected override void ReleaseCore() => _inner.Release();
+    }
+}
