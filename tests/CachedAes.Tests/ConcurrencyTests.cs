@@ -1,189 +1,170 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Diagnostics;
+using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
+using CachedCryptography.Core;
+using CachedCryptography.Interop;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// The concurrency guard: concurrent use of one instance either works exactly like stock or throws the documented
-/// CryptographicException; it never yields wrong bytes or a stale key.
+/// One instance shared by many threads, as stock .NET 10 allows: every call returns stock's bytes and nothing throws
+/// because of other threads, key changes are atomic for calls that start after them, Dispose never throws, and the
+/// native handles stay bounded and are all released. Run over every backend.
 /// </summary>
 public class ConcurrencyTests
 {
-    private const int Threads = 4;
     private static readonly byte[] s_iv = Convert.FromHexString("1f1e1d1c1b1a19181716151413121110");
 
-    private sealed record Op(int Kind, byte[] Input, byte[] Expected);
-
-    private static byte[] Execute(SymmetricAlgorithm a, int kind, byte[] input) => kind switch
+    private enum Kind
     {
-        0 => a.EncryptEcb(input, PaddingMode.PKCS7),
-        1 => a.DecryptEcb(input, PaddingMode.PKCS7),
-        2 => a.EncryptCbc(input, s_iv, PaddingMode.PKCS7),
-        3 => a.DecryptCbc(input, s_iv, PaddingMode.PKCS7),
-        4 => a.EncryptCfb(input, s_iv, PaddingMode.None, 8),
-        _ => a.DecryptCfb(input, s_iv, PaddingMode.None, 8),
+        EncryptEcb,
+        DecryptEcb,
+        EncryptCbc,
+        DecryptCbc,
+        EncryptCfb,
+        DecryptCfb,
+        Wrap,
+        Unwrap,
+    }
+
+    private sealed record Op(Kind Kind, byte[] Input, byte[] Expected);
+
+    private static byte[] Execute(Aes a, Kind kind, byte[] input) => kind switch
+    {
+        Kind.EncryptEcb => a.EncryptEcb(input, PaddingMode.PKCS7),
+        Kind.DecryptEcb => a.DecryptEcb(input, PaddingMode.PKCS7),
+        Kind.EncryptCbc => a.EncryptCbc(input, s_iv, PaddingMode.PKCS7),
+        Kind.DecryptCbc => a.DecryptCbc(input, s_iv, PaddingMode.PKCS7),
+        Kind.EncryptCfb => a.EncryptCfb(input, s_iv, PaddingMode.None, 8),
+        Kind.DecryptCfb => a.DecryptCfb(input, s_iv, PaddingMode.None, 8),
+        Kind.Wrap => a.EncryptKeyWrapPadded(input),
+        _ => a.DecryptKeyWrapPadded(input),
     };
 
-    private static bool IsGuardException(Exception e) =>
-        e is CryptographicException && e.Message == TestUtil.ConcurrencyMessage;
-
-    [Theory]
-    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
-    public void Hammering_one_instance_gives_stock_bytes_or_the_documented_exception(string backend)
+    // Inputs and stock's outputs for every operation, lengths 0..1100 (key wrap 1..600).
+    private static List<Op> StockOps(byte[] key, int seed, int count)
     {
-        byte[] key = RandomNumberGenerator.GetBytes(32);
         var ops = new List<Op>();
-        var rng = new Random(77);
-        using (Aes stock = TestUtil.Stock(key))
+        var rng = new Random(seed);
+        using Aes stock = TestUtil.Stock(key);
+        for (int i = 0; i < count; i++)
         {
-            for (int i = 0; i < 96; i++)
+            var kind = (Kind)(i % 8);
+            int length = kind is Kind.Wrap or Kind.Unwrap ? rng.Next(1, 600) : rng.Next(0, i % 5 == 0 ? 1100 : 100);
+            byte[] data = TestUtil.Random(rng, length);
+            byte[] input = kind switch
             {
-                int kind = i % 6;
-                byte[] data = TestUtil.Random(rng, rng.Next(0, 300));
-                byte[] input = kind switch
-                {
-                    1 => stock.EncryptEcb(data, PaddingMode.PKCS7),
-                    3 => stock.EncryptCbc(data, s_iv, PaddingMode.PKCS7),
-                    _ => data,
-                };
-                ops.Add(new Op(kind, input, Execute(stock, kind, input)));
+                Kind.DecryptEcb => stock.EncryptEcb(data, PaddingMode.PKCS7),
+                Kind.DecryptCbc => stock.EncryptCbc(data, s_iv, PaddingMode.PKCS7),
+                Kind.Unwrap => stock.EncryptKeyWrapPadded(data),
+                _ => data,
+            };
+            ops.Add(new Op(kind, input, Execute(stock, kind, input)));
+        }
+
+        return ops;
+    }
+
+    // Runs `body(thread)` on `threads` threads started together; returns every exception they let out.
+    private static List<Exception> RunThreads(int threads, Action<int> body)
+    {
+        var errors = new ConcurrentQueue<Exception>();
+        using var barrier = new Barrier(threads);
+        var all = Enumerable.Range(0, threads).Select(t => new Thread(() =>
+        {
+            barrier.SignalAndWait();
+            try
+            {
+                body(t);
             }
-        }
-
-        using CachedAes cached = BackendData.Create(backend, key);
-        var errors = new ConcurrentQueue<string>();
-        int successes = 0, rejections = 0;
-        using var barrier = new Barrier(Threads);
-        var threads = new Thread[Threads];
-        for (int t = 0; t < Threads; t++)
-        {
-            int seed = t;
-            threads[t] = new Thread(() =>
-            {
-                var r = new Random(seed);
-                barrier.SignalAndWait();
-                for (int i = 0; i < 3000; i++)
-                {
-                    Op op = ops[r.Next(ops.Count)];
-                    try
-                    {
-                        byte[] got = Execute(cached, op.Kind, op.Input);
-                        if (!got.AsSpan().SequenceEqual(op.Expected))
-                        {
-                            errors.Enqueue($"kind {op.Kind}, {op.Input.Length} bytes: wrong result");
-                        }
-
-                        Interlocked.Increment(ref successes);
-                    }
-#pragma warning disable CA1031 // every outcome is recorded
-                    catch (Exception e)
+#pragma warning disable CA1031 // every outcome is recorded and asserted on
+            catch (Exception e)
 #pragma warning restore CA1031
-                    {
-                        if (IsGuardException(e))
-                        {
-                            Interlocked.Increment(ref rejections);
-                        }
-                        else
-                        {
-                            errors.Enqueue($"kind {op.Kind}: unexpected {e}");
-                        }
-                    }
-                }
-            });
-            threads[t].Start();
-        }
-
-        foreach (Thread th in threads)
-        {
-            th.Join();
-        }
-
-        Assert.True(errors.IsEmpty, string.Join(Environment.NewLine, errors));
-        Assert.Equal(Threads * 3000, successes + rejections);
-        Assert.True(successes > 0);
-
-        // The guard was released every time: the instance still works for every operation.
-        foreach (Op op in ops)
-        {
-            Assert.Equal(op.Expected, Execute(cached, op.Kind, op.Input));
-        }
+            {
+                errors.Enqueue(e);
+            }
+        })).ToList();
+        all.ForEach(t => t.Start());
+        all.ForEach(t => t.Join());
+        return [.. errors];
     }
 
     [Theory]
     [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
-    public void Key_changes_during_encryption_never_leave_a_stale_key_in_use(string backend)
+    public void Eight_threads_on_one_instance_get_stock_results_and_no_exceptions(string backend)
     {
-        const int KeyCount = 300;
+        const int Threads = 8;
+        TimeSpan duration = TimeSpan.FromSeconds(2);
+        byte[] key = RandomNumberGenerator.GetBytes(32);
+        List<Op> ops = StockOps(key, 77, 160);
+        CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+        var cached = new CachedAes(cipherBackend) { Key = key };
+        var wrong = new ConcurrentQueue<string>();
+        long calls = 0;
+
+        var clock = Stopwatch.StartNew();
+        List<Exception> errors = RunThreads(Threads, t =>
+        {
+            var rng = new Random(t);
+            while (clock.Elapsed < duration)
+            {
+                Op op = ops[rng.Next(ops.Count)];
+                if (!Execute(cached, op.Kind, op.Input).AsSpan().SequenceEqual(op.Expected))
+                {
+                    wrong.Enqueue($"{op.Kind}, {op.Input.Length} bytes: not stock's result");
+                }
+
+                Interlocked.Increment(ref calls);
+            }
+        });
+
+        Assert.Empty(errors);
+        Assert.Empty(wrong);
+        Assert.True(calls > 1000, $"only {calls} calls ran");
+
+        // Every handle made along the way is released once the instance is disposed.
+        cached.Dispose();
+        Assert.Equal(0, cipherBackend.LiveHandles);
+    }
+
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void Key_rotation_every_millisecond_never_gives_a_call_an_older_key_than_when_it_started(string backend)
+    {
+        const int KeyCount = 400;
         byte[] pt = Convert.FromHexString("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51");
         var keys = new byte[KeyCount][];
-        var byEcb = new Dictionary<string, int>(StringComparer.Ordinal);
-        var byCbc = new Dictionary<string, int>(StringComparer.Ordinal);
+        var ecbIndex = new Dictionary<string, int>(StringComparer.Ordinal);
+        var cbcIndex = new Dictionary<string, int>(StringComparer.Ordinal);
+        var wrapIndex = new Dictionary<string, int>(StringComparer.Ordinal);
         for (int i = 0; i < KeyCount; i++)
         {
             keys[i] = RandomNumberGenerator.GetBytes(i % 3 == 0 ? 16 : 32);
             using Aes stock = TestUtil.Stock(keys[i]);
-            byEcb.Add(Convert.ToHexString(stock.EncryptEcb(pt, PaddingMode.None)), i);
-            byCbc.Add(Convert.ToHexString(stock.EncryptCbc(pt, s_iv, PaddingMode.None)), i);
+            ecbIndex.Add(Convert.ToHexString(stock.EncryptEcb(pt, PaddingMode.None)), i);
+            cbcIndex.Add(Convert.ToHexString(stock.EncryptCbc(pt, s_iv, PaddingMode.None)), i);
+            wrapIndex.Add(Convert.ToHexString(stock.EncryptKeyWrapPadded(pt)), i);
         }
 
-        using CachedAes cached = BackendData.Create(backend, keys[0]);
-        var setOk = new bool[KeyCount];
-        setOk[0] = true;
-        int published = 0; // highest key index whose SetKey/Key setter has returned
+        CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+        var cached = new CachedAes(cipherBackend) { Key = keys[0] };
+        int published = 0; // the highest key index whose Key setter / SetKey has returned
         int done = 0;
-        var errors = new ConcurrentQueue<string>();
-        var observed = new ConcurrentQueue<int>();
+        var wrong = new ConcurrentQueue<string>();
+        long observed = 0;
 
-        var workers = new List<Thread>();
-        for (int t = 0; t < Threads - 1; t++)
+        List<Exception> errors = RunThreads(5, t =>
         {
-            bool useCbc = t % 2 == 1;
-            var worker = new Thread(() =>
+            if (t == 0)
             {
-                while (Volatile.Read(ref done) == 0)
-                {
-                    int seen = Volatile.Read(ref published);
-                    try
-                    {
-                        byte[] ct = useCbc ? cached.EncryptCbc(pt, s_iv, PaddingMode.None) : cached.EncryptEcb(pt, PaddingMode.None);
-                        if (!(useCbc ? byCbc : byEcb).TryGetValue(Convert.ToHexString(ct), out int used))
-                        {
-                            errors.Enqueue("a result matches no key that was ever set");
-                        }
-                        else if (used < seen)
-                        {
-                            errors.Enqueue($"stale key: used key #{used} after key #{seen} had been set");
-                        }
-                        else
-                        {
-                            observed.Enqueue(used);
-                        }
-                    }
-#pragma warning disable CA1031
-                    catch (Exception e) when (!IsGuardException(e))
-#pragma warning restore CA1031
-                    {
-                        errors.Enqueue("unexpected " + e);
-                    }
-                    catch (CryptographicException)
-                    {
-                    }
-                }
-            });
-            worker.Start();
-            workers.Add(worker);
-        }
-
-        for (int i = 1; i < KeyCount; i++)
-        {
-            for (int attempt = 0; ; attempt++)
-            {
-                try
+                // The key changer: a new key about every millisecond, alternating the two setters.
+                for (int i = 1; i < KeyCount; i++)
                 {
                     if (i % 2 == 0)
                     {
@@ -194,39 +175,179 @@ public class ConcurrencyTests
                         cached.Key = keys[i];
                     }
 
-                    break;
+                    Volatile.Write(ref published, i);
+                    Thread.Sleep(1);
                 }
-                catch (CryptographicException e) when (IsGuardException(e) && attempt < 100_000)
-                {
-                    Thread.Yield();
-                }
+
+                Volatile.Write(ref done, 1);
+                return;
             }
 
-            setOk[i] = true;
-            Volatile.Write(ref published, i);
-            if (i % 16 == 0)
+            int kind = t % 3;
+            Dictionary<string, int> index = kind == 0 ? ecbIndex : kind == 1 ? cbcIndex : wrapIndex;
+            while (Volatile.Read(ref done) == 0)
             {
-                Thread.Sleep(1);
+                int before = Volatile.Read(ref published);
+                byte[] result = kind == 0 ? cached.EncryptEcb(pt, PaddingMode.None)
+                    : kind == 1 ? cached.EncryptCbc(pt, s_iv, PaddingMode.None)
+                    : cached.EncryptKeyWrapPadded(pt);
+                if (!index.TryGetValue(Convert.ToHexString(result), out int used))
+                {
+                    wrong.Enqueue("a result matches no key that was ever set");
+                }
+                else if (used < before)
+                {
+                    wrong.Enqueue($"key #{used} used by a call that started after key #{before} was set");
+                }
+
+                Interlocked.Increment(ref observed);
             }
-        }
+        });
 
-        Volatile.Write(ref done, 1);
-        foreach (Thread w in workers)
-        {
-            w.Join();
-        }
+        Assert.Empty(errors);
+        Assert.Empty(wrong);
+        Assert.True(observed > 100, $"only {observed} calls ran");
 
-        Assert.True(errors.IsEmpty, string.Join(Environment.NewLine, errors));
-        foreach (int used in observed)
-        {
-            Assert.True(setOk[used], $"key #{used} was used but never set");
-        }
-
-        // After the key changer finished, a call uses the final key.
         using Aes final = TestUtil.Stock(keys[KeyCount - 1]);
         Assert.Equal(final.EncryptEcb(pt, PaddingMode.None), cached.EncryptEcb(pt, PaddingMode.None));
         Assert.Equal(final.EncryptCbc(pt, s_iv, PaddingMode.None), cached.EncryptCbc(pt, s_iv, PaddingMode.None));
         Assert.Equal(keys[KeyCount - 1], cached.Key);
+        cached.Dispose();
+        Assert.Equal(0, cipherBackend.LiveHandles);
+    }
+
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void The_key_getter_racing_key_changes_returns_the_old_or_the_new_key(string backend)
+    {
+        byte[][] keys = Enumerable.Range(0, 64).Select(_ => RandomNumberGenerator.GetBytes(32)).ToArray();
+        var known = new HashSet<string>(keys.Select(Convert.ToHexString), StringComparer.Ordinal);
+        using var cached = new CachedAes(BackendData.IsolatedBackend(backend)) { Key = keys[0] };
+        int done = 0;
+        var wrong = new ConcurrentQueue<string>();
+
+        List<Exception> errors = RunThreads(3, t =>
+        {
+            if (t == 0)
+            {
+                for (int i = 0; i < 20_000; i++)
+                {
+                    cached.Key = keys[i % keys.Length];
+                }
+
+                Volatile.Write(ref done, 1);
+                return;
+            }
+
+            while (Volatile.Read(ref done) == 0)
+            {
+                if (!known.Contains(Convert.ToHexString(cached.Key)))
+                {
+                    wrong.Enqueue("the getter returned a key that was never set");
+                }
+            }
+        });
+
+        Assert.Empty(errors);
+        Assert.Empty(wrong);
+    }
+
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void Dispose_racing_calls_never_throws_and_releases_every_handle(string backend)
+    {
+        byte[] key = RandomNumberGenerator.GetBytes(24);
+        byte[] pt = RandomNumberGenerator.GetBytes(48);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] ecb = stock.EncryptEcb(pt, PaddingMode.None);
+        byte[] cbc = stock.EncryptCbc(pt, s_iv, PaddingMode.None);
+        byte[] wrap = stock.EncryptKeyWrapPadded(pt);
+        CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+        var wrong = new ConcurrentQueue<string>();
+
+        for (int round = 0; round < 40; round++)
+        {
+            var cached = new CachedAes(cipherBackend) { Key = key };
+            int disposed = 0;
+            int stop = 0;
+            List<Exception> errors = RunThreads(4, t =>
+            {
+                if (t == 0)
+                {
+                    Thread.SpinWait(200 * (round % 10));
+                    Volatile.Write(ref disposed, 1);
+                    cached.Dispose();
+                    cached.Dispose();
+                    Thread.Sleep(1);
+                    Volatile.Write(ref stop, 1);
+                    return;
+                }
+
+                while (Volatile.Read(ref stop) == 0)
+                {
+                    bool before = Volatile.Read(ref disposed) == 0;
+                    byte[] expected = t switch { 1 => ecb, 2 => cbc, _ => wrap };
+                    byte[] result = t switch
+                    {
+                        1 => cached.EncryptEcb(pt, PaddingMode.None),
+                        2 => cached.EncryptCbc(pt, s_iv, PaddingMode.None),
+                        _ => cached.EncryptKeyWrapPadded(pt),
+                    };
+
+                    // A call that ended before Dispose began used the key; one that overlapped or followed it may have
+                    // used the new random key that stock semantics generate, so only its length can be checked.
+                    bool endedBefore = before && Volatile.Read(ref disposed) == 0;
+                    if (result.Length != expected.Length || (endedBefore && !result.AsSpan().SequenceEqual(expected)))
+                    {
+                        wrong.Enqueue($"round {round}, thread {t}: wrong result");
+                    }
+                }
+            });
+
+            Assert.Empty(errors);
+            cached.Dispose();
+        }
+
+        Assert.Empty(wrong);
+        Assert.Equal(0, cipherBackend.LiveHandles);
+    }
+
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void Handles_kept_per_mode_and_direction_are_bounded_by_the_threads_and_the_processor_count(string backend)
+    {
+        int cap = KeyedHandles.HandlesPerMode;
+        foreach (int threads in new[] { 1, 2, 4, cap + 2 }.Distinct())
+        {
+            CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+            var cached = new CachedAes(cipherBackend) { Key = RandomNumberGenerator.GetBytes(16) };
+            int peak = 0;
+            List<Exception> errors = RunThreads(threads, t =>
+            {
+                byte[] destination = new byte[64];
+                for (int i = 0; i < 3000; i++)
+                {
+                    cached.EncryptEcb(destination.AsSpan(0, 32), destination, PaddingMode.None);
+                    int live = cipherBackend.LiveHandles;
+                    int seen;
+                    while (live > (seen = Volatile.Read(ref peak)) && Interlocked.CompareExchange(ref peak, live, seen) != seen)
+                    {
+                    }
+                }
+            });
+
+            Assert.Empty(errors);
+            int kept = cached.Handles.CachedCount(BlockCipherMode.Ecb, encrypting: true);
+            Assert.InRange(kept, 1, Math.Min(threads, cap));
+            Assert.Equal(kept, cipherBackend.LiveHandles);
+            Assert.Equal(0, cached.Handles.CachedCount(BlockCipherMode.Ecb, encrypting: false));
+
+            // Only momentarily can a handle beyond the cached ones exist: one per thread at most, plus the cache.
+            Assert.InRange(peak, 1, threads + cap);
+
+            cached.Dispose();
+            Assert.Equal(0, cipherBackend.LiveHandles);
+        }
     }
 
     [Theory]
@@ -239,11 +360,13 @@ public class ConcurrencyTests
         for (int i = 0; i < 40; i++)
         {
             byte[] pt = RandomNumberGenerator.GetBytes(i * 7);
-            int kind = i % 6;
+            var kind = (Kind)(i % 8);
             byte[] input = kind switch
             {
-                1 => stock.EncryptEcb(pt, PaddingMode.PKCS7),
-                3 => stock.EncryptCbc(pt, s_iv, PaddingMode.PKCS7),
+                Kind.DecryptEcb => stock.EncryptEcb(pt, PaddingMode.PKCS7),
+                Kind.DecryptCbc => stock.EncryptCbc(pt, s_iv, PaddingMode.PKCS7),
+                Kind.Wrap => [.. pt, 1],
+                Kind.Unwrap => stock.EncryptKeyWrapPadded([.. pt, 1]),
                 _ => pt,
             };
             byte[] expected = Execute(stock, kind, input);

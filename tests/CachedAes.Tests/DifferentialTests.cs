@@ -81,6 +81,62 @@ public class DifferentialTests
         RunDifferential(backend, cached, Cases);
     }
 
+    /// <summary>
+    /// The shapes where stock's failure paths differ by length and layout: a short destination (up to one block short)
+    /// for ciphertexts around stock's 128-byte stack limit and above, and partially overlapping buffers. After every
+    /// failure (bad padding, destination too small) the caller's buffer must hold exactly the bytes stock leaves.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void Failed_decrypts_leave_the_callers_buffer_exactly_as_stock_does(string backend)
+    {
+        var rng = new Random(Seed + 1);
+        byte[] key = TestUtil.Random(rng, 32);
+        using CachedAes cached = BackendData.Create(backend, key);
+        using Aes stock = TestUtil.Stock(key);
+        var failures = new List<string>();
+        int index = 0;
+        int failedCalls = 0;
+        foreach (CipherMode mode in new[] { CipherMode.ECB, CipherMode.CBC })
+        {
+            foreach (int length in new[] { 112, 128, 144, 160, 208, 256, 272, 400, 1024 })
+            {
+                foreach (bool validPadding in new[] { true, false })
+                {
+                    foreach (int shortBy in new[] { 0, 1, 8, 15, 16 })
+                    {
+                        foreach ((Layout layout, int delta) in new[] { (Layout.Separate, 0), (Layout.InPlace, 0), (Layout.Overlap, 8), (Layout.Overlap, -8), (Layout.Overlap, 16), (Layout.Overlap, -16) })
+                        {
+                            var c = new Case { Index = index++, Mode = mode, Encrypt = false, Padding = PaddingMode.PKCS7, Family = Family.Try, Layout = layout, OverlapDelta = delta, Iv = TestUtil.Random(rng, 16) };
+
+                            // A ciphertext whose plaintext has a 1..15-byte pad block, or (invalid) random last bytes.
+                            byte[] pt = TestUtil.Random(rng, length - 1 - rng.Next(15));
+                            c.Input = mode == CipherMode.ECB ? stock.EncryptEcb(pt, PaddingMode.PKCS7) : stock.EncryptCbc(pt, c.Iv, PaddingMode.PKCS7);
+                            if (!validPadding)
+                            {
+                                c.Input = mode == CipherMode.ECB ? stock.EncryptEcb(TestUtil.Random(rng, c.Input.Length), PaddingMode.None) : stock.EncryptCbc(TestUtil.Random(rng, c.Input.Length), c.Iv, PaddingMode.None);
+                            }
+
+                            c.InputKind = validPadding ? "ciphertext" : "random padding";
+                            c.DestLength = (validPadding ? pt.Length : c.Input.Length) - shortBy;
+                            Place(c);
+                            Outcome expected = Run(stock, c);
+                            Outcome actual = Run(cached, c);
+                            failedCalls += expected.Error is not null || expected.TryResult == false ? 1 : 0;
+                            if (Compare(stock, c, expected, actual) is string problem)
+                            {
+                                failures.Add($"{c}: {problem}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        Assert.True(failures.Count == 0, string.Join(Environment.NewLine, failures.GetRange(0, Math.Min(25, failures.Count))));
+        Assert.True(failedCalls > index / 3, $"only {failedCalls} of {index} cases failed on stock: the shapes are not exercised");
+    }
+
     /// <summary>Self-check of the harness: stock against a second stock instance must produce no mismatch.</summary>
     [Fact]
     public void Harness_finds_no_difference_between_two_stock_instances()
@@ -223,22 +279,26 @@ public class DifferentialTests
 
         int l = rng.Next(8);
         c.Layout = c.Family is Family.ByteArray or Family.SpanAlloc || l < 4 ? Layout.Separate : l < 6 ? Layout.InPlace : Layout.Overlap;
+        c.OverlapDelta = c.Layout == Layout.Overlap ? new[] { 8, -8, 16, -16, 1, 24 }[rng.Next(6)] : 0;
+        Place(c);
+        return c;
+    }
+
+    // Lays out the caller's buffer: a separate destination, or input and destination in one array at OverlapDelta.
+    private static void Place(Case c)
+    {
         const int margin = 40;
         if (c.Layout == Layout.Separate)
         {
             c.Buffer = TestUtil.Filled(c.DestLength);
-        }
-        else
-        {
-            c.OverlapDelta = c.Layout == Layout.InPlace ? 0 : new[] { 8, -8, 16, -16, 1, 24 }[rng.Next(6)];
-            c.InOffset = margin;
-            c.OutOffset = margin + c.OverlapDelta;
-            int size = Math.Max(c.InOffset + c.Input.Length, c.OutOffset + c.DestLength) + margin;
-            c.Buffer = TestUtil.Filled(size);
-            c.Input.CopyTo(c.Buffer, c.InOffset);
+            return;
         }
 
-        return c;
+        c.InOffset = margin;
+        c.OutOffset = margin + c.OverlapDelta;
+        int size = Math.Max(c.InOffset + c.Input.Length, c.OutOffset + c.DestLength) + margin;
+        c.Buffer = TestUtil.Filled(size);
+        c.Input.CopyTo(c.Buffer, c.InOffset);
     }
 
     private static int? CiphertextLength(Aes stock, Case c, int len)
@@ -390,7 +450,7 @@ public class DifferentialTests
                 return $"ParamName: stock '{ea.ParamName}', CachedAes '{((ArgumentException)actual.Error).ParamName}'";
             }
 
-            return NoNewData(c, actual);
+            return NoNewData(c, actual) ?? SameBuffer(expected, actual, "after the exception");
         }
 
         if (expected.TryResult != actual.TryResult || expected.Returned != actual.Returned)
@@ -400,7 +460,7 @@ public class DifferentialTests
 
         if (expected.TryResult == false)
         {
-            return NoNewData(c, actual);
+            return NoNewData(c, actual) ?? SameBuffer(expected, actual, "after returning false");
         }
 
         if (c.Encrypt && c.Padding == PaddingMode.ISO10126)
@@ -417,6 +477,15 @@ public class DifferentialTests
         return diff == expected.Buffer.Length
             ? null
             : $"caller buffer differs from stock's at byte {diff} (result written {expected.Returned})";
+    }
+
+    /// <summary>After a failure the caller's buffer holds exactly what stock leaves in it (which bytes are zeroed, which are kept).</summary>
+    private static string? SameBuffer(Outcome expected, Outcome actual, string when)
+    {
+        int same = expected.Buffer.AsSpan().CommonPrefixLength(actual.Buffer);
+        return same == expected.Buffer.Length
+            ? null
+            : $"{when}, caller buffer byte {same} is 0x{actual.Buffer[same]:x2}, stock leaves 0x{expected.Buffer[same]:x2}";
     }
 
     /// <summary>After a failure the buffer may hold only what it held before or zeros.</summary>

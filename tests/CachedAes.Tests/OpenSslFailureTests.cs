@@ -28,6 +28,9 @@ public static partial class OpenSslFailureTests
     [LibraryImport("libcrypto.so.3")]
     private static partial int EVP_CIPHER_CTX_reset(IntPtr ctx);
 
+    /// <summary>Resets a context behind its owner's back, so that the next update fails inside OpenSSL.</summary>
+    internal static int ResetContext(IntPtr ctx) => EVP_CIPHER_CTX_reset(ctx);
+
     [OpenSslFact]
     public static void Failing_EVP_CipherUpdate_surfaces_OpenSSLs_reason_drops_the_handle_and_the_next_call_works()
     {

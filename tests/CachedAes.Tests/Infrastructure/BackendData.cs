@@ -55,6 +55,40 @@ public static class BackendData
             ? factory()
             : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
 
+    /// <summary>
+    /// A backend of the named kind that no other test uses, so that its handle counts are this test's alone: for the
+    /// platform default a second instance over the real native library (with its own context pool).
+    /// </summary>
+    internal static CipherBackend IsolatedBackend(string backend)
+    {
+        switch (backend)
+        {
+            case "PlatformDefault":
+                if (OperatingSystem.IsLinux() && CachedCryptography.Interop.OpenSsl.OpenSslBackend.TryCreate(out CipherBackend? openSsl, out _))
+                {
+                    return openSsl;
+                }
+
+                if (OperatingSystem.IsWindows() && CachedCryptography.Interop.Cng.CngBackend.TryCreate(
+                    CachedCryptography.Interop.Cng.BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng))
+                {
+                    return cng;
+                }
+
+                if (OperatingSystem.IsMacOS() && CachedCryptography.Interop.CommonCrypto.CommonCryptoBackend.TryCreate(
+                    CachedCryptography.Interop.CommonCrypto.CommonCryptoApi.Instance, out CipherBackend? commonCrypto))
+                {
+                    return commonCrypto;
+                }
+
+                return new StockBackend();
+            case "StockFallback":
+                return new StockBackend();
+            default:
+                return Backend(backend);
+        }
+    }
+
     /// <summary>A new CachedAes over the named backend, keyed with <paramref name="key"/>.</summary>
     public static CachedAes Create(string backend, byte[] key)
     {

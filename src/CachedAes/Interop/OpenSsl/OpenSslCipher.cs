@@ -69,6 +69,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
             throw Libcrypto.CreateException("EVP_CIPHER_CTX_new");
         }
 
+        pool.OnContextAllocated();
         return new OpenSslCipher(backend, pool, owner);
     }
 
@@ -93,8 +94,12 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         return result == 1 ? (Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding")) : Fail("EVP_CipherInit_ex");
     }
 
-    /// <summary>Frees a context that never became a live handle (keying failed).</summary>
-    internal void Discard() => _owner.Dispose();
+    /// <summary>Frees the context: one that never became a live handle (keying failed), or one trimmed from the pool.</summary>
+    internal void Discard()
+    {
+        _owner.Dispose();
+        _pool.OnContextFreed();
+    }
 
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
@@ -135,7 +140,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
             }
         }
 
-        _owner.Dispose();
+        Discard();
     }
 
     private bool CbcEncrypt(Vector128<byte> fixUp, byte* input, byte* output, int length)

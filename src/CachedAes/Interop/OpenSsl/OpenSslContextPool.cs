@@ -29,11 +29,15 @@ internal sealed class OpenSslContextPool
 
     private readonly OpenSslCipher?[] _slots = new OpenSslCipher?[Capacity];
     private int _cleanses;
+    private int _contexts;
 
     public OpenSslContextPool() => _ = new Gen2Callback(this);
 
     /// <summary>How many contexts have been cleansed (reset) on their way back (a test seam).</summary>
     internal int Cleanses => Volatile.Read(ref _cleanses);
+
+    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use (a test seam).</summary>
+    internal int LiveContexts => Volatile.Read(ref _contexts);
 
     /// <summary>How many contexts the pool holds right now (a test seam).</summary>
     internal int Count
@@ -86,6 +90,10 @@ internal sealed class OpenSslContextPool
     }
 
     internal void OnCleansed() => Interlocked.Increment(ref _cleanses);
+
+    internal void OnContextAllocated() => Interlocked.Increment(ref _contexts);
+
+    internal void OnContextFreed() => Interlocked.Decrement(ref _contexts);
 
     /// <summary>Frees pooled contexts idle for <paramref name="minimumIdleMilliseconds"/> or longer; returns how many.</summary>
     internal int Trim(long minimumIdleMilliseconds)

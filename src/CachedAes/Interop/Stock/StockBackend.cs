@@ -12,6 +12,11 @@ internal sealed class StockBackend : CipherBackend
     /// <summary>The process-wide instance.</summary>
     public static StockBackend Instance { get; } = new();
 
+    /// <summary>Tests make their own instances to count handles in isolation; everything else uses <see cref="Instance"/>.</summary>
+    internal StockBackend()
+    {
+    }
+
     public override CachedAesBackend Kind => CachedAesBackend.StockFallback;
 
     protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>

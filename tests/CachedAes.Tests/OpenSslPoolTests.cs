@@ -1,0 +1,129 @@
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using System.Runtime.Versioning;
+using System.Security.Cryptography;
+using CachedCryptography.Interop;
+using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Tests.Infrastructure;
+
+namespace CachedCryptography.Tests;
+
+/// <summary>
+/// The OpenSSL backend's pool of empty contexts: what goes back is cleansed (holds no key), what comes out is keyed
+/// for its new owner only, and the pool is bounded and trimmed. Each test uses a backend (and pool) of its own.
+/// </summary>
+[SupportedOSPlatform("linux")]
+public static unsafe partial class OpenSslPoolTests
+{
+    private static readonly byte[] s_iv = Convert.FromHexString("00112233445566778899aabbccddeeff");
+
+    [LibraryImport("libcrypto.so.3")]
+    private static partial int EVP_CipherUpdate(IntPtr ctx, byte* output, int* outputLength, byte* input, int inputLength);
+
+    [LibraryImport("libcrypto.so.3")]
+    private static partial void ERR_clear_error();
+
+    private static OpenSslBackend NewBackend()
+    {
+        Assert.True(OpenSslBackend.TryCreate(out CipherBackend? backend, out string? reason), reason);
+        return (OpenSslBackend)backend;
+    }
+
+    [OpenSslFact]
+    public static void A_context_returned_by_one_instance_is_cleansed_and_rekeyed_for_the_next_only()
+    {
+        OpenSslBackend backend = NewBackend();
+        byte[] keyA = RandomNumberGenerator.GetBytes(32);
+        byte[] keyB = RandomNumberGenerator.GetBytes(32);
+        byte[] plaintext = RandomNumberGenerator.GetBytes(64);
+        using Aes stockA = TestUtil.Stock(keyA);
+        using Aes stockB = TestUtil.Stock(keyB);
+
+        var a = new CachedAes(backend) { Key = keyA };
+        Assert.Equal(stockA.EncryptCbc(plaintext, s_iv, PaddingMode.None), a.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+        BlockCipher used = a.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true)!;
+        Assert.Equal(0, backend.Pool.Cleanses);
+
+        a.Dispose();
+        Assert.Equal(1, backend.Pool.Cleanses);
+        Assert.Equal(1, backend.Pool.Count);
+        Assert.Equal(0, backend.LiveHandles);
+
+        // The pooled context has no key any more: a transform on it fails inside OpenSSL.
+        AssertHoldsNoKey(((OpenSslCipher)used).Context);
+
+        // Instance B gets the same context (now ECB decrypt, another key) and only B's key works on it.
+        using var b = new CachedAes(backend) { Key = keyB };
+        byte[] ciphertextB = stockB.EncryptEcb(plaintext, PaddingMode.None);
+        Assert.Equal(plaintext, b.DecryptEcb(ciphertextB, PaddingMode.None));
+        Assert.Same(used, b.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
+        Assert.Equal(0, backend.Pool.Count);
+        Assert.NotEqual(plaintext, b.DecryptEcb(stockA.EncryptEcb(plaintext, PaddingMode.None), PaddingMode.None));
+
+        // And as an encryptor for B it produces B's ciphertext, never A's.
+        b.Dispose();
+        using var b2 = new CachedAes(backend) { Key = keyB };
+        byte[] produced = b2.EncryptEcb(plaintext, PaddingMode.None);
+        Assert.Same(used, b2.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
+        Assert.Equal(ciphertextB, produced);
+        Assert.NotEqual(stockA.EncryptEcb(plaintext, PaddingMode.None), produced);
+    }
+
+    [OpenSslFact]
+    public static void Every_release_cleanses_and_the_pool_stays_within_its_capacity()
+    {
+        OpenSslBackend backend = NewBackend();
+        var instances = new List<CachedAes>();
+        int handles = 0;
+        for (int i = 0; i < OpenSslContextPool.Capacity + 5; i++)
+        {
+            var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+            aes.EncryptEcb(new byte[16], PaddingMode.PKCS7);
+            aes.DecryptCbc(aes.EncryptCbc(new byte[40], s_iv), s_iv);
+            handles += 3;
+            instances.Add(aes);
+        }
+
+        Assert.Equal(handles, backend.LiveHandles);
+        Assert.Equal(handles, backend.Pool.LiveContexts);
+        instances.ForEach(a => a.Dispose());
+
+        Assert.Equal(0, backend.LiveHandles);
+        Assert.Equal(handles, backend.Pool.Cleanses);
+        Assert.Equal(OpenSslContextPool.Capacity, backend.Pool.Count);
+        Assert.Equal(OpenSslContextPool.Capacity, backend.Pool.LiveContexts);
+
+        // Trimming frees idle contexts: nothing is idle long enough yet, then everything when asked to free all.
+        Assert.Equal(0, backend.Pool.Trim(OpenSslContextPool.IdleMilliseconds));
+        Assert.Equal(OpenSslContextPool.Capacity, backend.Pool.Trim(0));
+        Assert.Equal(0, backend.Pool.Count);
+        Assert.Equal(0, backend.Pool.LiveContexts);
+    }
+
+    [OpenSslFact]
+    public static void A_faulted_context_is_freed_not_pooled()
+    {
+        OpenSslBackend backend = NewBackend();
+        var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+        aes.EncryptEcb(new byte[16], PaddingMode.None);
+        var handle = (OpenSslCipher)aes.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true)!;
+        Assert.Equal(1, OpenSslFailureTests.ResetContext(handle.Context));
+
+        Assert.Throws<CryptographicException>(() => aes.EncryptEcb(new byte[16], PaddingMode.None));
+        Assert.True(handle.IsFaulted);
+        Assert.Equal(0, backend.Pool.Count);
+        Assert.Equal(0, backend.Pool.LiveContexts);
+        aes.Dispose();
+        Assert.Equal(0, backend.LiveHandles);
+    }
+
+    private static void AssertHoldsNoKey(IntPtr context)
+    {
+        byte* block = stackalloc byte[16];
+        int written;
+        int result = EVP_CipherUpdate(context, block, &written, block, 16);
+        ERR_clear_error();
+        Assert.NotEqual(1, result);
+    }
+}
