@@ -66,7 +66,7 @@ internal struct KeyedHandles
     public HandleLease Rent(BlockCipherMode mode, bool encrypting, int keySizeBits)
     {
         ref BlockCipher? home = ref Slot(mode, encrypting);
-        BlockCipher? cipher = Interlocked.Exchange(ref home, null);
+        BlockCipher? cipher = Take(ref home);
         KeyBox? key = Volatile.Read(ref _key);
         if (cipher is null || key is null || cipher.KeyGeneration != key.Generation)
         {
@@ -81,13 +81,19 @@ internal struct KeyedHandles
     internal void Return(ref BlockCipher? home, BlockCipher cipher)
     {
         KeyBox? key = Volatile.Read(ref _key);
-        if (!cipher.IsFaulted && key is not null && cipher.KeyGeneration == key.Generation
-            && (TryPutBack(ref home, cipher, key) || TryPutSpare(cipher, key)))
+        if (!cipher.IsFaulted && key is not null && cipher.KeyGeneration == key.Generation && TryPut(ref home, cipher))
         {
+            // Put back. A key change publishes its key before it empties the slots; if it did both since the check above,
+            // the slot now holds a stale handle that its sweep missed, so look once more.
+            if (Volatile.Read(ref _key) != key)
+            {
+                TakeBackStale(ref home, cipher);
+            }
+
             return;
         }
 
-        cipher.Release();
+        ReturnSlow(cipher, key);
     }
 
     /// <summary>The current key, with a reference taken (call <see cref="System.Runtime.InteropServices.SafeHandle.DangerousRelease"/>); generated first if there is none.</summary>
@@ -142,7 +148,7 @@ internal struct KeyedHandles
     [UnscopedRef]
     public CfbLease RentCfb(int keySizeBits)
     {
-        StockCfb? cfb = Interlocked.Exchange(ref _cfb, null);
+        StockCfb? cfb = Take(ref _cfb);
         KeyBox? current = Volatile.Read(ref _key);
         if (cfb is null || current is null || cfb.KeyGeneration != current.Generation)
         {
@@ -216,7 +222,7 @@ internal struct KeyedHandles
             for (int i = 0; i < HandlesPerMode - 1; i++)
             {
                 ref BlockCipher? slot = ref spares[start + i];
-                if (Volatile.Read(ref slot) is not null && Interlocked.Exchange(ref slot, null) is { } spare)
+                if (Volatile.Read(ref slot) is not null && Take(ref slot) is { } spare)
                 {
                     KeyBox? current = Volatile.Read(ref _key);
                     if (current is not null && spare.KeyGeneration == current.Generation)
@@ -243,21 +249,53 @@ internal struct KeyedHandles
         }
     }
 
-    // Puts an unused handle into an empty slot. True when the caller no longer holds it: it is in the slot, or a key
-    // change raced the put and it was taken back out and released (or taken by a caller who will check its generation).
+    // The slot operations, on the object overloads of Interlocked: the generic overloads run as shared generic code with
+    // a run-time type test on every call (more than a hundred instructions on this hot path, measured with callgrind).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static T? Take<T>(ref T? slot)
+        where T : class => Unsafe.As<T?>(Interlocked.Exchange(ref Unsafe.As<T?, object?>(ref slot), null));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool TryPut<T>(ref T? slot, T item)
+        where T : class => Interlocked.CompareExchange(ref Unsafe.As<T?, object?>(ref slot), item, null) is null;
+
+    // A handle was put back just as a key change emptied the slots: take it out again and release it, unless another
+    // caller already took it (that caller checks its generation and releases it).
+    private static void TakeBackStale<T>(ref T? slot, T item)
+        where T : KeyedResource
+    {
+        if (Interlocked.CompareExchange(ref Unsafe.As<T?, object?>(ref slot), null, item) == item)
+        {
+            item.Release();
+        }
+    }
+
+    // The main slot was taken (another caller put its handle there first), the handle is stale or faulted, or there
+    // is no key: try a spare slot, else release the handle.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ReturnSlow(BlockCipher cipher, KeyBox? key)
+    {
+        if (!cipher.IsFaulted && key is not null && cipher.KeyGeneration == key.Generation && TryPutSpare(cipher, key))
+        {
+            return;
+        }
+
+        cipher.Release();
+    }
+
+    // Puts an unused resource into an empty slot, checking afterwards that no key change raced the put. True when the
+    // caller no longer holds it.
     private bool TryPutBack<T>(ref T? slot, T item, KeyBox key)
         where T : KeyedResource
     {
-        if (Interlocked.CompareExchange(ref slot, item, null) is not null)
+        if (!TryPut(ref slot, item))
         {
             return false;
         }
 
-        // A key change publishes its key before it empties the slots; if it did both between our generation check and
-        // the put, the slot now holds a stale handle that its sweep missed. Take it back unless someone already did.
-        if (Volatile.Read(ref _key) != key && Interlocked.CompareExchange(ref slot, null, item) == item)
+        if (Volatile.Read(ref _key) != key)
         {
-            item.Release();
+            TakeBackStale(ref slot, item);
         }
 
         return true;
@@ -307,7 +345,7 @@ internal struct KeyedHandles
         where T : KeyedResource
     {
         Debug.Assert(slot is null || !slot.IsFaulted, "Faulted handles are never cached.");
-        Interlocked.Exchange(ref slot, null)?.Release();
+        Take(ref slot)?.Release();
     }
 }
 

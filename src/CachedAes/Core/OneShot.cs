@@ -1,7 +1,9 @@
 using System;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Interop;
 
@@ -50,14 +52,14 @@ internal static class OneShot
             return false;
         }
 
-        Span<byte> ciphertext = destination[..length];
         if (length != 0)
         {
+            Span<byte> ciphertext = destination.Slice(0, length);
             using HandleLease lease = handles.Rent(mode, encrypting: true, keySizeBits);
             BlockCipher cipher = lease.Cipher;
-            bool transformed = length >= DirectEncryptLength && (!plaintext.Overlaps(ciphertext, out int offset) || offset == 0)
-                ? EncryptFromSource(cipher, iv, padding, plaintext, ciphertext)
-                : EncryptInPlace(cipher, iv, padding, plaintext, ciphertext);
+            bool transformed = length < DirectEncryptLength || PartiallyOverlap(plaintext, ciphertext)
+                ? EncryptInPlace(cipher, iv, padding, plaintext, ciphertext)
+                : EncryptFromSource(cipher, iv, padding, plaintext, ciphertext);
 
             if (!transformed)
             {
@@ -86,9 +88,9 @@ internal static class OneShot
         Span<byte> destination,
         out int bytesWritten)
     {
-        if (ciphertext.Length % BlockSize != 0)
+        if ((ciphertext.Length & (BlockSize - 1)) != 0)
         {
-            throw new CryptographicException(SymmetricPadding.PartialBlockMessage);
+            ThrowPartialBlock();
         }
 
         if (ciphertext.IsEmpty)
@@ -100,14 +102,47 @@ internal static class OneShot
 
         if (destination.Length >= ciphertext.Length)
         {
-            Span<byte> message = destination[..ciphertext.Length];
+            Span<byte> message = destination.Slice(0, ciphertext.Length);
             using HandleLease lease = handles.Rent(mode, encrypting: false, keySizeBits);
-            bytesWritten = DecryptAndUnpad(lease.Cipher, iv, padding, ciphertext, message);
+            BlockCipher cipher = lease.Cipher;
+            if (!cipher.TryTransform(iv, InPlaceOrDisjoint(ciphertext, message), message))
+            {
+                CryptographicOperations.ZeroMemory(message);
+                throw cipher.CreateFailure();
+            }
+
+            int length = SymmetricPadding.GetUnpaddedLength(message, padding);
+            if (length < 0)
+            {
+                CryptographicOperations.ZeroMemory(message);
+                ThrowInvalidPadding();
+            }
+
             // The pad bytes are plaintext too.
-            CryptographicOperations.ZeroMemory(message[bytesWritten..]);
+            if (length != message.Length)
+            {
+                CryptographicOperations.ZeroMemory(message.Slice(length));
+            }
+
+            bytesWritten = length;
             return true;
         }
 
+        return DecryptIntoShortDestination(ref handles, keySizeBits, mode, iv, padding, ciphertext, destination, out bytesWritten);
+    }
+
+    // The destination is shorter than the ciphertext: it can still be long enough for the unpadded plaintext.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool DecryptIntoShortDestination(
+        ref KeyedHandles handles,
+        int keySizeBits,
+        BlockCipherMode mode,
+        ReadOnlySpan<byte> iv,
+        PaddingMode padding,
+        ReadOnlySpan<byte> ciphertext,
+        Span<byte> destination,
+        out int bytesWritten)
+    {
         // Without depadding nothing is removed, and valid padding is at most one block: in either case the plaintext
         // cannot fit, and (as stock does) the call fails without decrypting or checking padding.
         if (padding is PaddingMode.None or PaddingMode.Zeros || ciphertext.Length - BlockSize > destination.Length)
@@ -117,64 +152,52 @@ internal static class OneShot
         }
 
         // The destination may still hold the unpadded plaintext, which is known only once the last block is decrypted.
-        using HandleLease shortLease = handles.Rent(mode, encrypting: false, keySizeBits);
-        if (ciphertext.Length > StackDecryptLimit && (!ciphertext.Overlaps(destination, out int offset) || offset == 0))
-        {
-            return DecryptLastBlockAside(shortLease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
-        }
-
-        return DecryptThroughTemporary(shortLease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
+        using HandleLease lease = handles.Rent(mode, encrypting: false, keySizeBits);
+        return ciphertext.Length > StackDecryptLimit && !PartiallyOverlap(ciphertext, destination)
+            ? DecryptLastBlockAside(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten)
+            : DecryptThroughTemporary(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
     }
 
     // Copy (memmove: any overlap is fine), pad, then encrypt in place with one native call.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool EncryptInPlace(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
-        plaintext.CopyTo(ciphertext);
-        SymmetricPadding.Pad(ciphertext, plaintext.Length, padding);
+        int whole = plaintext.Length & ~(BlockSize - 1);
+        if (whole == ciphertext.Length)
+        {
+            plaintext.CopyTo(ciphertext);
+        }
+        else
+        {
+            // The partial block is read before the copy, which may overwrite it when the buffers overlap.
+            Vector128<byte> last = SymmetricPadding.LastBlock(plaintext.Slice(whole), padding);
+            plaintext.Slice(0, whole).CopyTo(ciphertext);
+            last.StoreUnsafe(ref MemoryMarshal.GetReference(ciphertext), (nuint)whole);
+        }
+
         return cipher.TryTransform(iv, ciphertext, ciphertext);
     }
 
     // Whole blocks go straight from the plaintext into the destination; only the padded last block is built on the
     // stack. The plaintext and destination are disjoint or the same memory.
-    [SkipLocalsInit] // the last block is written before it is read
-    private static bool EncryptFromSource(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static unsafe bool EncryptFromSource(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
-        int whole = plaintext.Length - plaintext.Length % BlockSize;
+        int whole = plaintext.Length & ~(BlockSize - 1);
         if (whole == ciphertext.Length)
         {
             return cipher.TryTransform(iv, plaintext, ciphertext);
         }
 
-        Debug.Assert(ciphertext.Length == whole + BlockSize);
-        Span<byte> last = stackalloc byte[BlockSize];
+        Debug.Assert(ciphertext.Length == whole + BlockSize && whole != 0);
+
         // Read the partial block before any output is written: in place, the output covers it.
-        plaintext[whole..].CopyTo(last);
-        SymmetricPadding.Pad(last, plaintext.Length - whole, padding);
-
-        bool transformed = (whole == 0 || cipher.TryTransform(iv, plaintext[..whole], ciphertext[..whole]))
-            && cipher.TryTransform(ChainFrom(iv, ciphertext, whole), last, ciphertext[whole..]);
-        CryptographicOperations.ZeroMemory(last);
+        Vector128<byte> last = SymmetricPadding.LastBlock(plaintext.Slice(whole), padding);
+        Span<byte> lastBlock = new(&last, BlockSize);
+        bool transformed = cipher.TryTransform(iv, plaintext.Slice(0, whole), ciphertext.Slice(0, whole))
+            && cipher.TryTransform(ChainFrom(iv, ciphertext, whole), lastBlock, ciphertext.Slice(whole));
+        CryptographicOperations.ZeroMemory(lastBlock);
         return transformed;
-    }
-
-    // Decrypts into `message` (the ciphertext's length; any overlap) and returns the unpadded length. On any failure
-    // the whole of `message` is zeroed before the exception leaves.
-    private static int DecryptAndUnpad(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> message)
-    {
-        if (!TryTransformAnyOverlap(cipher, iv, ciphertext, message))
-        {
-            CryptographicOperations.ZeroMemory(message);
-            throw cipher.CreateFailure();
-        }
-
-        int length = SymmetricPadding.GetUnpaddedLength(message, padding);
-        if (length < 0)
-        {
-            CryptographicOperations.ZeroMemory(message);
-            throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
-        }
-
-        return length;
     }
 
     // A message over the stack limit whose buffers do not partially overlap: every block but the last goes straight
@@ -272,16 +295,30 @@ internal static class OneShot
 
     // The seam takes in-place or disjoint buffers only: a partially overlapping input is moved into place first.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool TryTransformAnyOverlap(BlockCipher cipher, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
+    private static ReadOnlySpan<byte> InPlaceOrDisjoint(ReadOnlySpan<byte> input, Span<byte> output)
     {
-        if (input.Overlaps(output, out int offset) && offset != 0)
+        if (PartiallyOverlap(input, output))
         {
             input.CopyTo(output);
-            input = output;
+            return output;
         }
 
-        return cipher.TryTransform(iv, input, output);
+        return input;
     }
+
+    // True when the two buffers share memory but do not start at the same address.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool PartiallyOverlap(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b)
+    {
+        nint offset = Unsafe.ByteOffset(ref MemoryMarshal.GetReference(a), ref MemoryMarshal.GetReference(b));
+        return offset != 0 && offset < a.Length && -offset < b.Length && a.Length != 0 && b.Length != 0;
+    }
+
+    [DoesNotReturn]
+    private static void ThrowPartialBlock() => throw new CryptographicException(SymmetricPadding.PartialBlockMessage);
+
+    [DoesNotReturn]
+    private static void ThrowInvalidPadding() => throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
 
     // The IV that continues a CBC message after `length` bytes of `ciphertext`: its last block so far (or the
     // message IV at the start). ECB has none.

@@ -1,5 +1,9 @@
 using System;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 
 namespace CachedCryptography.Core;
@@ -17,67 +21,63 @@ internal static class SymmetricPadding
 
     /// <summary>Ciphertext length for <paramref name="plaintextLength"/> bytes under <paramref name="padding"/>.</summary>
     /// <exception cref="CryptographicException"><see cref="PaddingMode.None"/> with a partial block.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int GetCiphertextLength(int plaintextLength, PaddingMode padding)
     {
-        int partial = plaintextLength % BlockSize;
-        int whole = plaintextLength - partial;
-
-        switch (padding)
+        Debug.Assert(plaintextLength >= 0);
+        int whole = plaintextLength & ~(BlockSize - 1);
+        if (whole == plaintextLength && padding is PaddingMode.None or PaddingMode.Zeros)
         {
-            case PaddingMode.None:
-                if (partial != 0)
-                {
-                    throw new CryptographicException(PartialBlockMessage);
-                }
-
-                return plaintextLength;
-            case PaddingMode.Zeros:
-                return partial == 0 ? plaintextLength : checked(whole + BlockSize);
-            default:
-                Debug.Assert(padding is PaddingMode.PKCS7 or PaddingMode.ANSIX923 or PaddingMode.ISO10126);
-                return checked(whole + BlockSize);
+            return plaintextLength;
         }
+
+        if (padding == PaddingMode.None)
+        {
+            ThrowPartialBlock();
+        }
+
+        // PKCS7, ANSI X9.23 and ISO 10126 always add 1..16 bytes; Zeros completes a partial block.
+        Debug.Assert(padding is PaddingMode.PKCS7 or PaddingMode.ANSIX923 or PaddingMode.ISO10126 or PaddingMode.Zeros);
+        return checked(whole + BlockSize);
     }
 
     /// <summary>
-    /// Writes the padding into <paramref name="message"/> after its first <paramref name="dataLength"/> bytes.
-    /// <paramref name="message"/> is exactly the ciphertext length.
+    /// The last block of a padded message: <paramref name="tail"/> (the 0..15 plaintext bytes after the last whole
+    /// block) followed by the padding. Only for a message whose padding adds a block here (every mode but
+    /// <see cref="PaddingMode.None"/>, and <see cref="PaddingMode.Zeros"/> only after a partial block).
     /// </summary>
-    public static void Pad(Span<byte> message, int dataLength, PaddingMode padding)
+    [SkipLocalsInit] // the buffer is written before it is read
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static Vector128<byte> LastBlock(ReadOnlySpan<byte> tail, PaddingMode padding)
     {
-        Span<byte> pad = message.Slice(dataLength);
-        if (pad.IsEmpty)
+        Debug.Assert(tail.Length < BlockSize && padding != PaddingMode.None && (padding != PaddingMode.Zeros || !tail.IsEmpty));
+        byte count = (byte)(BlockSize - tail.Length);
+        Vector128<byte> block = padding switch
         {
-            return;
+            PaddingMode.PKCS7 => Vector128.Create(count),
+            PaddingMode.ANSIX923 => Vector128<byte>.Zero.WithElement(BlockSize - 1, count),
+            PaddingMode.ISO10126 => RandomPad(count),
+            _ => Vector128<byte>.Zero,
+        };
+
+        if (tail.IsEmpty)
+        {
+            return block;
         }
 
-        Debug.Assert(pad.Length <= BlockSize);
-        byte count = (byte)pad.Length;
-
-        switch (padding)
-        {
-            case PaddingMode.PKCS7:
-                pad.Fill(count);
-                break;
-            case PaddingMode.ANSIX923:
-                pad.Clear();
-                pad[^1] = count;
-                break;
-            case PaddingMode.ISO10126:
-                RandomNumberGenerator.Fill(pad[..^1]);
-                pad[^1] = count;
-                break;
-            default:
-                Debug.Assert(padding == PaddingMode.Zeros);
-                pad.Clear();
-                break;
-        }
+        // The plaintext bytes go first; the buffer holds plaintext, so it is cleared afterwards.
+        Span<byte> buffer = stackalloc byte[BlockSize];
+        block.StoreUnsafe(ref MemoryMarshal.GetReference(buffer));
+        tail.CopyTo(buffer);
+        block = Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(buffer));
+        CryptographicOperations.ZeroMemory(buffer);
+        return block;
     }
 
     /// <summary>
-    /// The length of <paramref name="plaintext"/> (whole blocks of decrypted data) once its padding is
-    /// removed, or -1 when the padding is invalid. The pad bytes are examined with masks over the whole
-    /// last block, so the work does not depend on the (secret) pad length; only the final verdict branches.
+    /// The length of <paramref name="plaintext"/> (whole blocks of decrypted data) once its padding is removed, or -1
+    /// when the padding is invalid. The whole last block is examined with vector masks, so the work does not depend on
+    /// the (secret) pad length; only the final verdict branches.
     /// </summary>
     public static int GetUnpaddedLength(ReadOnlySpan<byte> plaintext, PaddingMode padding)
     {
@@ -92,25 +92,39 @@ internal static class SymmetricPadding
         }
 
         Debug.Assert(plaintext.Length % BlockSize == 0);
-        ReadOnlySpan<byte> last = plaintext.Slice(plaintext.Length - BlockSize);
-        int count = last[^1];
+        Vector128<byte> last = Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(plaintext), (nuint)(plaintext.Length - BlockSize));
+        int count = last.GetElement(BlockSize - 1);
 
         // bad != 0 when count is outside 1..16.
         int bad = ((count - 1) | (BlockSize - count)) >> 31;
 
         if (padding != PaddingMode.ISO10126)
         {
-            // Byte i from the end (i = 2..16) is a pad byte when i <= count; PKCS7 wants it to equal
-            // count, ANSI X9.23 wants it zero. ISO 10126 pad bytes are random and never checked.
-            int expected = padding == PaddingMode.PKCS7 ? count : 0;
-
-            for (int i = 2; i <= BlockSize; i++)
-            {
-                int inPad = (i - count - 1) >> 31; // all ones when i <= count
-                bad |= inPad & (last[BlockSize - i] ^ expected);
-            }
+            // Bytes 16 - count .. 14 of the block are pad bytes besides the count byte itself: PKCS7 wants each equal
+            // to count, ANSI X9.23 wants them zero. ISO 10126 pad bytes are random and never checked.
+            Vector128<byte> inPad = Vector128.GreaterThanOrEqual(s_positions, Vector128.Create((byte)(BlockSize - count))) & s_allButLast;
+            Vector128<byte> expected = padding == PaddingMode.PKCS7 ? Vector128.Create((byte)count) : Vector128<byte>.Zero;
+            Vector128<byte> difference = (last ^ expected) & inPad;
+            bad |= (int)(Vector128.Equals(difference, Vector128<byte>.Zero).ExtractMostSignificantBits() ^ 0xFFFF);
         }
 
         return bad == 0 ? plaintext.Length - count : -1;
     }
+
+    private static readonly Vector128<byte> s_positions = Vector128.Create((byte)0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+
+    private static readonly Vector128<byte> s_allButLast = Vector128.Create(
+        (byte)0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00);
+
+    // ISO 10126: random pad bytes, the last one the count.
+    [SkipLocalsInit]
+    private static Vector128<byte> RandomPad(byte count)
+    {
+        Span<byte> random = stackalloc byte[BlockSize];
+        RandomNumberGenerator.Fill(random);
+        return Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(random)).WithElement(BlockSize - 1, count);
+    }
+
+    [DoesNotReturn]
+    private static void ThrowPartialBlock() => throw new CryptographicException(PartialBlockMessage);
 }

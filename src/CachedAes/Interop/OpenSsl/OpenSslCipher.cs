@@ -184,12 +184,25 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool Update(byte* input, byte* output, int length)
     {
+        if (length > _shortLimit)
+        {
+            return UpdateLong(input, output, length);
+        }
+
         int written;
-        int result = length <= _shortLimit
-            ? Libcrypto.EVP_CipherUpdateShort(_ctx, output, &written, input, length)
-            : Libcrypto.EVP_CipherUpdate(_ctx, output, &written, input, length);
+        int result = Libcrypto.EVP_CipherUpdateShort(_ctx, output, &written, input, length);
 
         // With padding off and whole blocks, Update writes everything (EVP_CipherFinal_ex would write nothing).
+        return (result == 1 && written == length) || Fail(result == 1 ? "EVP_CipherUpdate (short output)" : "EVP_CipherUpdate");
+    }
+
+    // Kept out of line: a method that contains a P/Invoke with the GC transition sets up a P/Invoke frame in its prolog
+    // on every call, which the short path above must not pay.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool UpdateLong(byte* input, byte* output, int length)
+    {
+        int written;
+        int result = Libcrypto.EVP_CipherUpdate(_ctx, output, &written, input, length);
         return (result == 1 && written == length) || Fail(result == 1 ? "EVP_CipherUpdate (short output)" : "EVP_CipherUpdate");
     }
 
