@@ -3,7 +3,7 @@
 #
 #  1. Packs src/CachedAes (Release) into a fresh local folder and checks the .nupkg and .snupkg
 #     (files, license expression, readme, repository commit, release notes).
-#  2. Restores samples/CachedAes.Sample, which references the package by id and version only,
+#  2. Restores samples/PackageConsumerCheck, which references the package by id and version only,
 #     with CachedAes mapped to that folder alone and a private NuGet packages folder (so no
 #     cached copy of the same version can stand in), then runs it and checks its output.
 #  3. Publishes the sample trimmed and self-contained, with zero warnings, and runs that binary.
@@ -22,12 +22,15 @@
 #                                Linux, CommonCrypto on macOS, Cng on Windows; "any" accepts any)
 #   CACHEDAES_REQUIRE_AOT=1      treat a native AOT step that cannot run here as a failure
 #   CACHEDAES_SKIP_PUBLISH=1     stop after step 2 (quick local check)
+#   CACHEDAES_RELEASE=1          pack the release version (VersionPrefix) instead of the default
+#                                prerelease <VersionPrefix>-dev.<UTC timestamp>
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 project="$repo/src/CachedAes/CachedAes.csproj"
-sample_dir="$repo/samples/CachedAes.Sample"
-sample="$sample_dir/CachedAes.Sample.csproj"
+sample_dir="$repo/samples/PackageConsumerCheck"
+sample="$sample_dir/PackageConsumerCheck.csproj"
+sample_bin=PackageConsumerCheck
 
 work_is_temp=0
 if [[ -n "${CACHEDAES_CONSUMER_WORK:-}" ]]; then
@@ -94,14 +97,20 @@ nupkg_hash() { python3 -c 'import sys, hashlib, base64; print(base64.b64encode(h
 warnings_in() { grep -E ': warning [A-Z]+[0-9]+' "$1" | sort -u; }
 
 # ---------------------------------------------------------------- 1. pack
-version=$(dotnet msbuild "$project" -nologo -getProperty:PackageVersion 2>/dev/null | tr -d '[:space:]')
+# The version is fixed before packing: a release pack, or a prerelease with this run's UTC stamp.
+if [[ "${CACHEDAES_RELEASE:-0}" == 1 ]]; then
+  version_args=(-p:CachedAesRelease=true)
+else
+  version_args=(-p:CachedAesDevStamp="$(date -u +%Y%m%dT%H%M%S)")
+fi
+version=$(dotnet msbuild "$project" -nologo -getProperty:PackageVersion "${version_args[@]}" 2>/dev/null | tr -d '[:space:]')
 if [[ -z "$version" ]]; then
   fail "could not read PackageVersion from $project"
   finish
 fi
 echo "consumer-test: CachedAes $version, work folder $work"
 
-if run pack dotnet pack "$project" -c Release -o "$feed"; then
+if run pack dotnet pack "$project" -c Release -o "$feed" "${version_args[@]}"; then
   pass "dotnet pack (Release) into $feed"
 else
   fail "dotnet pack failed"
@@ -120,7 +129,7 @@ fi
 
 problems=()
 entries=$(zip_list "$nupkg")
-for entry in README.md lib/net10.0/CachedAes.dll lib/net10.0/CachedAes.xml CachedAes.nuspec; do
+for entry in PACKAGE.md lib/net10.0/CachedAes.dll lib/net10.0/CachedAes.xml CachedAes.nuspec; do
   grep -qxF "$entry" <<<"$entries" || problems+=("nupkg lacks $entry")
 done
 grep -q '\.pdb$' <<<"$entries" && problems+=("nupkg contains a .pdb (symbols belong in the .snupkg)")
@@ -131,16 +140,38 @@ nuspec_has() { grep -qF -- "$1" <<<"$nuspec" || problems+=("nuspec lacks $1"); }
 nuspec_has "<id>CachedAes</id>"
 nuspec_has "<version>$version</version>"
 nuspec_has '<license type="expression">MIT</license>'
-nuspec_has '<readme>README.md</readme>'
+nuspec_has '<readme>PACKAGE.md</readme>'
 nuspec_has '<repository type="git" url="https://github.com/cachedaes/CachedAes"'
 nuspec_has '<releaseNotes>'
 if git -C "$repo" rev-parse --verify -q HEAD >/dev/null; then
   nuspec_has "commit=\"$(git -C "$repo" rev-parse HEAD)\""
 fi
 if [[ ${#problems[@]} -eq 0 ]]; then
-  pass "package contents: README.md, lib/net10.0/CachedAes.{dll,xml}, MIT expression, repository commit, release notes; .snupkg holds the pdb"
+  pass "package contents: PACKAGE.md, lib/net10.0/CachedAes.{dll,xml}, MIT expression, repository commit, release notes; .snupkg holds the pdb"
 else
   for p in "${problems[@]}"; do fail "$p"; done
+fi
+
+# The package page's readme: every link and image must be absolute (a relative link breaks on the
+# package page), and it must not talk about this repository's development environment.
+readme_problems=$(zip_cat "$nupkg" PACKAGE.md | python3 -c '
+import re, sys
+text = sys.stdin.read()
+targets = re.findall(r"\]\(\s*<?([^)\s>]+)", text) + re.findall(r"\b(?:href|src)\s*=\s*\"([^\"]*)\"", text)
+targets += re.findall(r"^\s*\[[^\]]+\]:\s*(\S+)", text, re.M)
+for t in targets:
+    if not t.startswith("https://"):
+        print("relative or non-https link: " + t)
+for phrase in ("shared/", "development machine", "package source here", "this machine"):
+    if phrase in text:
+        print("mentions the development environment: " + phrase)
+if not targets:
+    print("no links at all (expected at least the repository link)")
+')
+if [[ -z "$readme_problems" ]]; then
+  pass "PACKAGE.md in the package: only absolute https links, nothing about the development environment"
+else
+  while IFS= read -r p; do fail "PACKAGE.md: $p"; done <<<"$readme_problems"
 fi
 
 # ---------------------------------------------------------------- 2. restore and run the sample
@@ -182,10 +213,12 @@ run_warnings=$(warnings_in "$logs/sample-run.log")
 [[ -z "$run_warnings" ]] || { fail "sample build printed warnings:"; echo "$run_warnings"; }
 
 # The package the sample restored must be the one just packed, from the local folder.
-meta="$packages/cachedaes/$version/.nupkg.metadata"
+# (NuGet's packages folder uses lower-case ids and versions: "-dev.20261123T001500" -> "-dev.20261123t001500".)
+lc_version=${version,,}
+meta="$packages/cachedaes/$lc_version/.nupkg.metadata"
 if [[ -f "$meta" ]]; then
   restored_source=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["source"])' "$meta")
-  restored_hash=$(cat "$packages/cachedaes/$version/cachedaes.$version.nupkg.sha512")
+  restored_hash=$(cat "$packages/cachedaes/$lc_version/cachedaes.$lc_version.nupkg.sha512")
   if [[ "${restored_source%/}" == "$feed" && "$restored_hash" == "$(nupkg_hash "$nupkg")" ]]; then
     pass "sample restored CachedAes $version from the local folder only (same SHA-512 as the packed file)"
   else
@@ -223,7 +256,7 @@ if run publish-trimmed dotnet publish "$sample" -c Release -r "$rid" --self-cont
     fail "trimmed publish ($rid) printed warnings:"
     echo "$trim_warnings"
   fi
-  if run trimmed-run "$trimmed/CachedAes.Sample"; then
+  if run trimmed-run "$trimmed/$sample_bin"; then
     check_output "trimmed binary" "$logs/trimmed-run.log"
   else
     fail "trimmed binary exited non-zero"
@@ -250,7 +283,7 @@ if RUN_QUIET=1 run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:
     fail "native AOT publish ($rid) printed warnings:"
     echo "$aot_warnings"
   fi
-  if run aot-run "$aot/CachedAes.Sample"; then
+  if run aot-run "$aot/$sample_bin"; then
     check_output "native AOT binary" "$logs/aot-run.log"
   else
     fail "native AOT binary exited non-zero"

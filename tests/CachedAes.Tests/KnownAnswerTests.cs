@@ -6,7 +6,7 @@ using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
-/// <summary>NIST CAVP AES KATs and Wycheproof AES-CBC vectors from ../shared/vectors.</summary>
+/// <summary>NIST CAVP AES KATs and Wycheproof AES-CBC vectors from tests/vectors/.</summary>
 public class KnownAnswerTests
 {
     public static IEnumerable<string> NistFiles()

@@ -1,73 +1,100 @@
 using System;
 using System.Collections.Generic;
+using System.Globalization;
 using System.IO;
 using System.Text.Json;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
 /// <summary>
-/// Locates the shared third-party vectors folder (<c>&lt;repo&gt;/../shared/vectors</c>) and parses its files.
-/// When the folder cannot be found every vector test fails with the list of places looked at; nothing is skipped.
+/// The third-party vectors in <c>tests/vectors/</c> (copied next to the test assembly by the test
+/// project, into <c>vectors/</c>) and the one parser for their NIST-style text formats.
 /// </summary>
 internal static class Vectors
 {
-    public const string EnvironmentVariable = "CACHEDAES_VECTORS";
+    /// <summary>The folder of the test assembly's copy of <c>tests/vectors/</c>.</summary>
+    public static string Root { get; } = System.IO.Path.Combine(AppContext.BaseDirectory, "vectors");
 
-    private static readonly Lazy<string> s_root = new(FindRoot);
-
-    /// <summary>The vectors folder; throws (listing every place looked) when it cannot be found.</summary>
-    public static string Root => s_root.Value;
-
-    /// <summary>A path under <see cref="Root"/>; throws when the file does not exist.</summary>
+    /// <summary>A file under <see cref="Root"/> (path parts relative to it); throws when the file does not exist.</summary>
     public static string Path(params string[] parts)
     {
-        string[] all = new string[parts.Length + 1];
-        all[0] = Root;
-        Array.Copy(parts, 0, all, 1, parts.Length);
-        string path = System.IO.Path.Combine(all);
+        string path = System.IO.Path.Combine([Root, .. parts]);
         if (!File.Exists(path))
         {
-            throw new FileNotFoundException($"Vector file '{path}' does not exist (vectors root: '{Root}').", path);
+            throw new FileNotFoundException(
+                $"Vector file '{path}' does not exist. The test project copies tests/vectors/ into its output folder; " +
+                "rebuild it, and check that tests/vectors/ is complete (sha256sum -c SHA256SUMS in that folder).",
+                path);
         }
 
         return path;
     }
 
-    private static string FindRoot()
+    /// <summary>
+    /// Reads blank-line separated <c>Name = value</c> records, the format of the NIST CAVP <c>.rsp</c> and key-wrap
+    /// <c>.txt</c> files and of Botan's <c>.vec</c> files. Comment lines (<c>#</c>) are skipped, <c>[section]</c>
+    /// lines set <see cref="VectorRecord.Section"/> for the records after them, a bare word (NIST's <c>FAIL</c>)
+    /// becomes a field with an empty value, and CR line endings are stripped.
+    /// </summary>
+    public static List<VectorRecord> ReadRecords(string path)
     {
-        var looked = new List<string>();
-        string? env = Environment.GetEnvironmentVariable(EnvironmentVariable);
-        if (!string.IsNullOrEmpty(env))
+        string file = System.IO.Path.GetFileName(path);
+        var records = new List<VectorRecord>();
+        string section = "";
+        Dictionary<string, string>? fields = null;
+        int lineNumber = 0;
+        int startLine = 0;
+
+        foreach (string rawLine in File.ReadLines(path))
         {
-            string full = System.IO.Path.GetFullPath(env);
-            if (Directory.Exists(full))
+            lineNumber++;
+            string line = rawLine.TrimEnd('\r').Trim();
+
+            if (line.Length == 0)
             {
-                return full;
+                Flush();
+                continue;
             }
 
-            throw new DirectoryNotFoundException(
-                $"{EnvironmentVariable} is set to '{env}' ('{full}'), which is not a directory.");
-        }
-
-        looked.Add($"{EnvironmentVariable} (not set)");
-        foreach (string start in new[] { AppContext.BaseDirectory, Directory.GetCurrentDirectory() })
-        {
-            for (DirectoryInfo? dir = new(start); dir is not null; dir = dir.Parent)
+            if (line.StartsWith('#'))
             {
-                // The repository is cloned next to a "shared" folder: <repo>/../shared/vectors.
-                string candidate = System.IO.Path.Combine(dir.FullName, "shared", "vectors");
-                looked.Add(candidate);
-                if (Directory.Exists(candidate) && File.Exists(System.IO.Path.Combine(candidate, "SHA256SUMS")))
-                {
-                    return candidate;
-                }
+                continue;
+            }
+
+            if (line.StartsWith('[') && line.EndsWith(']'))
+            {
+                Flush();
+                section = line[1..^1];
+                continue;
+            }
+
+            if (fields is null)
+            {
+                fields = new Dictionary<string, string>(StringComparer.Ordinal);
+                startLine = lineNumber;
+            }
+
+            int equals = line.IndexOf('=', StringComparison.Ordinal);
+            string name = equals < 0 ? line : line[..equals].Trim();
+            string value = equals < 0 ? "" : line[(equals + 1)..].Trim();
+
+            if (!fields.TryAdd(name, value))
+            {
+                throw new InvalidDataException($"{file}:{lineNumber}: duplicate field {name} in one record.");
             }
         }
 
-        throw new DirectoryNotFoundException(
-            "The shared test vectors folder was not found. Set " + EnvironmentVariable +
-            " or place the vectors at <repo>/../shared/vectors (scripts/fetch-vectors.sh fetches them). Looked in:" +
-            Environment.NewLine + "  " + string.Join(Environment.NewLine + "  ", looked));
+        Flush();
+        return records;
+
+        void Flush()
+        {
+            if (fields is not null)
+            {
+                records.Add(new VectorRecord(file, startLine, section, fields));
+                fields = null;
+            }
+        }
     }
 
     /// <summary>One record of a NIST CAVP AES known-answer (.rsp) file.</summary>
@@ -76,79 +103,41 @@ internal static class Vectors
         public override string ToString() => $"{File} [{(Encrypt ? "ENCRYPT" : "DECRYPT")}] COUNT={Count}";
     }
 
-    /// <summary>Parses a NIST AESAVS .rsp file: sections [ENCRYPT]/[DECRYPT], records COUNT/KEY/IV/PLAINTEXT/CIPHERTEXT.</summary>
+    /// <summary>
+    /// Reads a NIST AESAVS .rsp file: sections <c>[ENCRYPT]</c>/<c>[DECRYPT]</c>, records
+    /// <c>COUNT</c>, <c>KEY</c>, <c>IV</c> (CBC only), <c>PLAINTEXT</c>, <c>CIPHERTEXT</c>.
+    /// </summary>
     public static List<NistAesRecord> ReadNistAes(string path)
     {
-        string name = System.IO.Path.GetFileName(path);
-        var records = new List<NistAesRecord>();
-        bool? encrypt = null;
-        var fields = new Dictionary<string, string>(StringComparer.Ordinal);
-
-        void Flush(int lineNo)
+        var result = new List<NistAesRecord>();
+        foreach (VectorRecord r in ReadRecords(path))
         {
-            if (fields.Count == 0)
+            bool encrypt = r.Section switch
             {
-                return;
-            }
+                "ENCRYPT" => true,
+                "DECRYPT" => false,
+                _ => throw new InvalidDataException($"{r}: record outside [ENCRYPT]/[DECRYPT]."),
+            };
 
-            if (encrypt is null)
+            foreach (string name in r.Fields.Keys)
             {
-                throw new FormatException($"{name}:{lineNo}: record outside [ENCRYPT]/[DECRYPT].");
-            }
-
-            string Get(string key) => fields.TryGetValue(key, out string? v)
-                ? v
-                : throw new FormatException($"{name}:{lineNo}: record lacks {key}.");
-
-            records.Add(new NistAesRecord(
-                name,
-                encrypt.Value,
-                int.Parse(Get("COUNT"), System.Globalization.CultureInfo.InvariantCulture),
-                Convert.FromHexString(Get("KEY")),
-                fields.TryGetValue("IV", out string? iv) ? Convert.FromHexString(iv) : null,
-                Convert.FromHexString(Get("PLAINTEXT")),
-                Convert.FromHexString(Get("CIPHERTEXT"))));
-            fields.Clear();
-        }
-
-        string[] lines = File.ReadAllLines(path);
-        for (int i = 0; i < lines.Length; i++)
-        {
-            string line = lines[i].Trim();
-            if (line.StartsWith('#'))
-            {
-                continue;
-            }
-
-            if (line.Length == 0)
-            {
-                Flush(i + 1);
-                continue;
-            }
-
-            if (line.StartsWith('['))
-            {
-                Flush(i + 1);
-                encrypt = line switch
+                if (name is not ("COUNT" or "KEY" or "IV" or "PLAINTEXT" or "CIPHERTEXT"))
                 {
-                    "[ENCRYPT]" => true,
-                    "[DECRYPT]" => false,
-                    _ => throw new FormatException($"{name}:{i + 1}: unknown section {line}."),
-                };
-                continue;
+                    throw new InvalidDataException($"{r}: unexpected field {name}.");
+                }
             }
 
-            int eq = line.IndexOf('=', StringComparison.Ordinal);
-            if (eq < 0)
-            {
-                throw new FormatException($"{name}:{i + 1}: unexpected line '{line}'.");
-            }
-
-            fields[line[..eq].Trim()] = line[(eq + 1)..].Trim();
+            result.Add(new NistAesRecord(
+                r.File,
+                encrypt,
+                int.Parse(r.Text("COUNT"), CultureInfo.InvariantCulture),
+                r.Hex("KEY"),
+                r.Has("IV") ? r.Hex("IV") : null,
+                r.Hex("PLAINTEXT"),
+                r.Hex("CIPHERTEXT")));
         }
 
-        Flush(lines.Length);
-        return records;
+        return result;
     }
 
     /// <summary>One Wycheproof AES-CBC-PKCS5 test.</summary>
@@ -189,4 +178,20 @@ internal static class Vectors
 
         return cases;
     }
+}
+
+/// <summary>One parsed record with where it came from, for failure messages.</summary>
+internal sealed record VectorRecord(string File, int Line, string Section, IReadOnlyDictionary<string, string> Fields)
+{
+    public bool Has(string name) => Fields.ContainsKey(name);
+
+    public string Text(string name) =>
+        Fields.TryGetValue(name, out string? value)
+            ? value
+            : throw new InvalidDataException($"{this}: no field {name}.");
+
+    public byte[] Hex(string name) => Convert.FromHexString(Text(name));
+
+    public override string ToString() =>
+        $"{File}:{Line} [{Section}] COUNT={(Fields.TryGetValue("COUNT", out string? c) ? c : "?")}";
 }

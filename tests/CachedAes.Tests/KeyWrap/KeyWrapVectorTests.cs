@@ -1,4 +1,5 @@
 using CachedCryptography.Core;
+using CachedCryptography.Tests.Infrastructure;
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -7,7 +8,7 @@ using System.Security.Cryptography;
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// Known-answer tests from the shared vector files, run against three implementations: the
+/// Known-answer tests from the vector files in tests/vectors/, run against three implementations: the
 /// platform-neutral <see cref="KeyWrap"/> core over a stock ECB reference cipher, the public API of
 /// <see cref="CachedAes"/>, and stock <see cref="Aes.Create()"/> (which validates the harness itself).
 /// </summary>
@@ -43,7 +44,7 @@ public sealed class KeyWrapVectorTests
     [MemberData(nameof(TargetsAndKeySizes))]
     public void Nist_KWP_AE_every_record_wraps_to_C(Target target, int keyBits)
     {
-        List<VectorRecord> records = KwpVectorFiles.ReadRecords(KwpVectorFiles.Path(KwpFolder, $"KWP_AE_{keyBits}.txt"));
+        List<VectorRecord> records = Vectors.ReadRecords(Vectors.Path(KwpFolder, $"KWP_AE_{keyBits}.txt"));
         Assert.Equal(500, records.Count);
         var failures = new List<string>();
 
@@ -70,7 +71,7 @@ public sealed class KeyWrapVectorTests
     [MemberData(nameof(TargetsAndKeySizes))]
     public void Nist_KWP_AD_every_record_unwraps_to_P_or_is_rejected_leaving_no_plaintext(Target target, int keyBits)
     {
-        List<VectorRecord> records = KwpVectorFiles.ReadRecords(KwpVectorFiles.Path(KwpFolder, $"KWP_AD_{keyBits}.txt"));
+        List<VectorRecord> records = Vectors.ReadRecords(Vectors.Path(KwpFolder, $"KWP_AD_{keyBits}.txt"));
         Assert.Equal(500, records.Count);
         Assert.Equal(100, records.Count(r => r.Has("FAIL")));
         var failures = new List<string>();
@@ -126,7 +127,7 @@ public sealed class KeyWrapVectorTests
     [MemberData(nameof(Targets))]
     public void Botan_KWP_wraps_Input_to_Output_and_unwraps_back(Target target)
     {
-        List<VectorRecord> records = KwpVectorFiles.ReadRecords(KwpVectorFiles.Path("rfc-examples", "kwp_botan.txt"));
+        List<VectorRecord> records = Vectors.ReadRecords(Vectors.Path("rfc-examples", "kwp_botan.txt"));
         Assert.Equal(129, records.Count);
         var failures = new List<string>();
 
@@ -168,7 +169,7 @@ public sealed class KeyWrapVectorTests
     {
         // The RFC 3394 default initial value (section 2.2.3.1).
         ReadOnlySpan<byte> defaultIv = [0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6];
-        List<VectorRecord> records = KwpVectorFiles.ReadRecords(KwpVectorFiles.Path("rfc-examples", "rfc3394.vec"));
+        List<VectorRecord> records = Vectors.ReadRecords(Vectors.Path("rfc-examples", "rfc3394.vec"));
         Assert.Equal(6, records.Count);
 
         foreach (VectorRecord record in records)

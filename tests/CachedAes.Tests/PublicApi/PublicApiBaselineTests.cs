@@ -71,7 +71,9 @@ public sealed class PublicApiBaselineTests
         // Internal seams must never appear.
         Assert.DoesNotContain(lines, l => l.Contains("HandleCreations", StringComparison.Ordinal));
         Assert.DoesNotContain(lines, l => l.Contains("PeekCachedHandle", StringComparison.Ordinal));
-        Assert.DoesNotContain(lines, l => l.Contains("IBlockCipher", StringComparison.Ordinal));
+        Assert.DoesNotContain(lines, l => l.Contains("BlockCipher", StringComparison.Ordinal));
+        Assert.DoesNotContain(lines, l => l.Contains("KeyedHandles", StringComparison.Ordinal));
+        Assert.DoesNotContain(lines, l => l.Contains("Handles", StringComparison.Ordinal));
     }
 
     /// <summary>Lines only in <paramref name="expected"/> ('-') or only in <paramref name="actual"/> ('+').</summary>
