@@ -36,7 +36,7 @@ namespace CachedCryptography;
 /// </para>
 /// <para>The key is held in unmanaged memory that the garbage collector never moves, zeroed when replaced or disposed.</para>
 /// </remarks>
-public sealed class CachedAes : Aes
+public sealed partial class CachedAes : Aes
 {
     private readonly HandleCache _handles;
     private ConcurrencyGuard _guard;
