@@ -25,7 +25,7 @@ internal static class Program
 {
     private static readonly Type[] BenchmarkTypes =
     [
-        typeof(EcbCbcSteady), typeof(EcbCbcSingle), typeof(EcbCbcTwice), typeof(KwpSteady), typeof(KwpSingle),
+        typeof(EcbCbcSteady), typeof(EcbCbcSingle), typeof(EcbCbcTwice), typeof(KwpSteady), typeof(KwpSingle), typeof(Rfc3394Steady),
     ];
 
     private static int Main(string[] args)

@@ -37,7 +37,7 @@ namespace CachedCryptography;
 /// </para>
 /// <para>The key is held in unmanaged memory that the garbage collector never moves, zeroed when replaced or disposed.</para>
 /// </remarks>
-public sealed class CachedAes : Aes
+public sealed partial class CachedAes : Aes
 {
     // The key and every handle made with it; all thread-safe. A struct field, so a new instance allocates no extra object.
     private KeyedHandles _handles;

@@ -154,24 +154,14 @@ internal static class KeyWrap
     /// <summary>
     /// RFC 3394 wrap of <paramref name="source"/> (a multiple of 8 bytes, at least 16) with the initial
     /// value <paramref name="iv"/> (8 bytes) into <paramref name="destination"/> (<c>source.Length + 8</c> bytes).
-    /// The buffers may overlap.
+    /// The buffers may overlap. The caller validates the lengths (the public members throw .NET's exception
+    /// types); here they are only asserted.
     /// </summary>
     public static void Wrap(BlockCipher ecbEncrypt, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        if (iv.Length != HalfBlock)
-        {
-            throw new ArgumentException("The initial value must be 8 bytes.", nameof(iv));
-        }
-
-        if (source.Length < BlockSize || source.Length % HalfBlock != 0)
-        {
-            throw new ArgumentException("The data must be a multiple of 8 bytes and at least 16 bytes.", nameof(source));
-        }
-
-        if (destination.Length != source.Length + HalfBlock)
-        {
-            throw new ArgumentException("The destination must be 8 bytes longer than the data.", nameof(destination));
-        }
+        Debug.Assert(iv.Length == HalfBlock);
+        Debug.Assert(source.Length >= BlockSize && source.Length % HalfBlock == 0);
+        Debug.Assert(destination.Length == source.Length + HalfBlock);
 
         Span<byte> block = stackalloc byte[BlockSize];
         bool completed = false;
@@ -200,26 +190,16 @@ internal static class KeyWrap
     /// RFC 3394 unwrap of <paramref name="source"/> (a multiple of 8 bytes, at least 24) into
     /// <paramref name="destination"/> (<c>source.Length - 8</c> bytes), checking the recovered integrity
     /// register against <paramref name="expectedIv"/> (8 bytes) in constant time. The buffers may overlap.
+    /// The caller validates the lengths; here they are only asserted.
     /// </summary>
     /// <exception cref="CryptographicException">
     /// The integrity check failed; <paramref name="destination"/> is left all zero.
     /// </exception>
     public static void Unwrap(BlockCipher ecbDecrypt, ReadOnlySpan<byte> expectedIv, ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        if (expectedIv.Length != HalfBlock)
-        {
-            throw new ArgumentException("The initial value must be 8 bytes.", nameof(expectedIv));
-        }
-
-        if (source.Length < BlockSize + HalfBlock || source.Length % HalfBlock != 0)
-        {
-            throw new ArgumentException("The wrapped data must be a multiple of 8 bytes and at least 24 bytes.", nameof(source));
-        }
-
-        if (destination.Length != source.Length - HalfBlock)
-        {
-            throw new ArgumentException("The destination must be 8 bytes shorter than the wrapped data.", nameof(destination));
-        }
+        Debug.Assert(expectedIv.Length == HalfBlock);
+        Debug.Assert(source.Length >= BlockSize + HalfBlock && source.Length % HalfBlock == 0);
+        Debug.Assert(destination.Length == source.Length - HalfBlock);
 
         Span<byte> block = stackalloc byte[BlockSize];
         bool completed = false;
