@@ -83,7 +83,7 @@ public sealed partial class CachedAes
     /// <returns>The wrapped data, 8 bytes longer than <paramref name="plaintext"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="plaintext"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="plaintext"/> is shorter than 16 bytes or not a multiple of 8 bytes.</exception>
-    /// <exception cref="CryptographicException">A native call failed, or another thread is using this instance.</exception>
+    /// <exception cref="CryptographicException">A native call failed.</exception>
     /// <remarks>
     /// The same member as .NET 11's <c>Aes.EncryptKeyWrap(byte[])</c>. On .NET 10 it is a member of <see cref="CachedAes"/>
     /// only, so it is reached through a <see cref="CachedAes"/>-typed reference, not through an <see cref="Aes"/> variable.
@@ -99,7 +99,7 @@ public sealed partial class CachedAes
     /// <param name="plaintext">The data to wrap: at least 16 bytes and a multiple of 8 bytes.</param>
     /// <returns>The wrapped data, 8 bytes longer than <paramref name="plaintext"/>.</returns>
     /// <exception cref="ArgumentException"><paramref name="plaintext"/> is shorter than 16 bytes or not a multiple of 8 bytes.</exception>
-    /// <exception cref="CryptographicException">A native call failed, or another thread is using this instance.</exception>
+    /// <exception cref="CryptographicException">A native call failed.</exception>
     /// <remarks>
     /// The same member as .NET 11's <c>Aes.EncryptKeyWrap(ReadOnlySpan&lt;byte&gt;)</c>; on .NET 10 reached through a
     /// <see cref="CachedAes"/>-typed reference. The result array is the only allocation.
@@ -125,7 +125,7 @@ public sealed partial class CachedAes
     /// </exception>
     /// <exception cref="CryptographicException">
     /// <paramref name="plaintext"/> and <paramref name="destination"/> overlap, a native call failed (the destination is then
-    /// cleared), or another thread is using this instance.
+    /// cleared).
     /// </exception>
     /// <remarks>
     /// The same member as .NET 11's <c>Aes.EncryptKeyWrap(ReadOnlySpan&lt;byte&gt;, Span&lt;byte&gt;)</c>; on .NET 10 reached
@@ -212,7 +212,7 @@ public sealed partial class CachedAes
     /// </exception>
     /// <exception cref="CryptographicException">
     /// <paramref name="ciphertext"/> and <paramref name="destination"/> overlap, the integrity check failed, a native call
-    /// failed, or another thread is using this instance. On every failure after the overlap check the first
+    /// failed. On every failure after the overlap check the first
     /// <c>ciphertext.Length - 8</c> bytes of <paramref name="destination"/> are zero; bytes beyond them are never written.
     /// </exception>
     /// <remarks>
@@ -243,7 +243,7 @@ public sealed partial class CachedAes
     /// <exception cref="ArgumentException"><paramref name="ciphertext"/> is shorter than 24 bytes or not a multiple of 8 bytes.</exception>
     /// <exception cref="CryptographicException">
     /// <paramref name="ciphertext"/> and the first <c>ciphertext.Length - 8</c> bytes of <paramref name="destination"/>
-    /// overlap, the integrity check failed, a native call failed, or another thread is using this instance. After an
+    /// overlap, the integrity check failed, a native call failed. After an
     /// integrity or native failure those bytes of <paramref name="destination"/> are zero.
     /// </exception>
     /// <remarks>
@@ -286,7 +286,7 @@ public sealed partial class CachedAes
 
     /// <summary>
     /// RFC 3394 wrap of <paramref name="source"/> into <paramref name="destination"/> on the cached ECB encryption handle,
-    /// under the concurrency guard. The shape of .NET 11's <c>protected virtual void EncryptKeyWrapCore</c>; private here
+    /// held for the whole wrap. The shape of .NET 11's <c>protected virtual void EncryptKeyWrapCore</c>; private here
     /// because a sealed class cannot declare new virtual (or, without a warning, protected) members and .NET 10's
     /// <see cref="Aes"/> has no such virtual to override.
     /// </summary>
@@ -294,25 +294,13 @@ public sealed partial class CachedAes
     /// <param name="destination">Exactly <c>source.Length + 8</c> bytes, validated by the caller not to overlap the source.</param>
     private void EncryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        _guard.Enter();
-        try
-        {
-            KeyWrap.Wrap(Handle(BlockCipherMode.Ecb, encrypting: true), KeyWrapDefaultInitialValue, source, destination);
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: true, KeySizeValue);
+        KeyWrap.Wrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
     }
 
     /// <summary>
     /// RFC 3394 unwrap of <paramref name="source"/> into <paramref name="destination"/> on the cached ECB decryption handle,
-    /// under the concurrency guard, checking the default initial value in constant time. The shape of .NET 11's
+    /// held for the whole unwrap, checking the default initial value in constant time. The shape of .NET 11's
     /// <c>protected virtual int DecryptKeyWrapCore</c>; private for the same reason as <see cref="EncryptKeyWrapCore"/>.
     /// </summary>
     /// <param name="source">The wrapped data: validated by the caller to be at least 24 bytes and a multiple of 8.</param>
@@ -321,21 +309,9 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The integrity check failed (the destination is then all zero), or a native call failed.</exception>
     private int DecryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        _guard.Enter();
-        try
-        {
-            KeyWrap.Unwrap(Handle(BlockCipherMode.Ecb, encrypting: false), KeyWrapDefaultInitialValue, source, destination);
-            return destination.Length;
-        }
-        catch (CryptographicException)
-        {
-            _handles.DropFaulted();
-            throw;
-        }
-        finally
-        {
-            _guard.Exit();
-        }
+        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: false, KeySizeValue);
+        KeyWrap.Unwrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
+        return destination.Length;
     }
 
     // .NET 11's validation of a plaintext span: ArgumentException naming "plaintext".

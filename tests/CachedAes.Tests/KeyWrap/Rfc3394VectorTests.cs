@@ -18,7 +18,7 @@ public sealed class Rfc3394VectorTests
     /// <summary>Every record of <c>rfc-examples/rfc3394.vec</c>, found through the shared vector locator.</summary>
     internal static List<Rfc3394Vector> Read()
     {
-        List<VectorRecord> records = KwpVectorFiles.ReadRecords(KwpVectorFiles.Path("rfc-examples", "rfc3394.vec"));
+        List<VectorRecord> records = Vectors.ReadRecords(Vectors.Path("rfc-examples", "rfc3394.vec"));
         Assert.Equal(6, records.Count);
         return records.Select(r => new Rfc3394Vector(r.ToString(), r.Hex("KEK"), r.Hex("Key"), r.Hex("Output"))).ToList();
     }
