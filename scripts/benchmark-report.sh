@@ -3,16 +3,20 @@
 # then writes docs/benchmarks.md and the chart docs/benchmarks.png (made with gnuplot from BenchmarkDotNet's JSON
 # export). Commit both; the README shows the chart.
 #
-#   bash scripts/benchmark-report.sh [--quick | --full] [--no-breakdown] [--label TEXT] [-- BenchmarkDotNet args]
+#   bash scripts/benchmark-report.sh [--quick | --full] [--no-breakdown] [--label TEXT] [--baseline FILE]
+#                                    [-- BenchmarkDotNet args]
 #
 #   --quick (default)  the suite's quick mode (about 4 minutes), plus the floor (~30 s) and the breakdown (~5 min)
 #   --full             every benchmark with BenchmarkDotNet's default job (hours on 2 cores); add `-- --job short`
 #                      for every benchmark with the short job instead
 #   --no-breakdown     skip the callgrind breakdown (the report then says it was not measured)
 #   --label TEXT       a line at the top of the report and in the chart title (e.g. "trial run on a busy machine")
+#   --baseline FILE    an earlier run's results (docs/benchmarks.json, which every run writes next to the report):
+#                      adds "CachedAes before" columns and the target "no CachedAes case slower than before"
 #   -- ARGS            passed to the benchmark program, e.g. `-- --filter '*Steady*'`
 #
-# Environment: BENCHMARK_REPORT_DIR (default docs) for the two outputs; the intermediate files go to
+# Environment: BENCHMARK_REPORT_DIR (default docs) for the outputs (benchmarks.md, .png, and .json: the
+# BenchmarkDotNet export the page was made from, for a later --baseline); the intermediate files go to
 # artifacts/benchmark-report/ (BenchmarkDotNet's own results and log under bdn/).
 # Tools: the .NET SDK, python3, gnuplot, a C compiler with OpenSSL's headers, valgrind. Missing Debian packages
 # (python3, gnuplot-nox, gcc, libc6-dev, libssl-dev, valgrind) are installed with apt-get when running as root.
@@ -23,13 +27,16 @@ cd "$repo"
 mode=--quick
 breakdown=1
 label=
+baseline=
 bdn_args=()
-command_line="bash scripts/benchmark-report.sh $*"
+command_line="bash scripts/benchmark-report.sh${*:+ $(printf '%q ' "$@")}"
+command_line=${command_line% }
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick|--full) mode=$1 ;;
     --no-breakdown) breakdown=0 ;;
     --label) label=$2; shift ;;
+    --baseline) baseline=$2; shift ;;
     --) shift; bdn_args=("$@"); break ;;
     *) echo "benchmark-report.sh: unknown option $1 (see the comment at the top of this script)" >&2; exit 2 ;;
   esac
@@ -40,6 +47,12 @@ out_dir=${BENCHMARK_REPORT_DIR:-docs}
 work=artifacts/benchmark-report
 rm -rf "$work"
 mkdir -p "$work" "$out_dir"
+baseline_args=()
+if [ -n "$baseline" ]; then
+  # Copied first: the default place for a baseline is this run's own output, docs/benchmarks.json.
+  cp "$baseline" "$work/baseline.json"
+  baseline_args=(--baseline "$work/baseline.json")
+fi
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
 missing=()
@@ -68,6 +81,7 @@ load() { cut -d' ' -f1 /proc/loadavg; }
   echo "kernel=$(uname -r)"
   echo "libcrypto=$(ldconfig -p 2>/dev/null | awk '/libcrypto\.so\.3 / { print $NF; exit }')"
   echo "load_before=$(load)"
+  if [ -n "$baseline" ]; then echo "baseline_note=$baseline, copied at the start of this run"; fi
 } >"$work/env.txt"
 
 echo "== 1/4 native floor" >&2
@@ -94,8 +108,10 @@ fi
 
 echo "== 4/4 report and chart" >&2
 python3 scripts/benchmark_report.py --work "$work" --out "$out_dir/benchmarks.md" --chart "$out_dir/benchmarks.png" \
-  --label "$label"
+  --label "$label" "${baseline_args[@]}"
+export_json=$(ls -t "$work"/bdn/results/*-report-brief.json 2>/dev/null | head -n 1)
+if [ -n "$export_json" ]; then cp "$export_json" "$out_dir/benchmarks.json"; fi
 # The chart's data and gnuplot script stay with the intermediate files.
 mv -f "$out_dir/benchmarks.dat" "$out_dir/benchmarks.gp" "$work/" 2>/dev/null || true
-echo "benchmark-report.sh: wrote $out_dir/benchmarks.md and $out_dir/benchmarks.png" >&2
+echo "benchmark-report.sh: wrote $out_dir/benchmarks.md, .png and .json" >&2
 exit "$suite_status"

@@ -58,8 +58,12 @@ def read_env(path):
 
 def read_bdn(results_dir):
     """Every benchmark of every brief JSON export, as flat dicts; plus the host info of the first file."""
+    return read_bdn_files(sorted(glob.glob(os.path.join(results_dir, "*-report-brief.json"))))
+
+
+def read_bdn_files(paths):
     benchmarks, host = [], {}
-    for path in sorted(glob.glob(os.path.join(results_dir, "*-report-brief.json"))):
+    for path in paths:
         data = json.load(open(path))
         host = host or data.get("HostEnvironmentInfo", {})
         for b in data.get("Benchmarks", []):
@@ -133,6 +137,11 @@ class Report:
         self.floor_meta = read_comments(os.path.join(args.work, "floor.csv"))
         self.breakdown = read_csv(os.path.join(args.work, "breakdown.csv"))
         self.env = read_env(os.path.join(args.work, "env.txt"))
+        self.baseline = {}
+        if args.baseline:
+            # An earlier run's export (for example the docs/benchmarks.json committed with the previous report).
+            for b in read_bdn_files([args.baseline])[0]:
+                self.baseline[(b["type"], b["method"], tuple(sorted(b["params"].items())))] = b
         self.by_type = OrderedDict()
         for b in self.benchmarks:
             self.by_type.setdefault(b["type"], []).append(b)
@@ -160,15 +169,31 @@ class Report:
         out.sort(key=lambda p: (order.get(p[0], 99), p[0], p[2] or 0))
         return out
 
+    def before(self, b):
+        """The same case's mean in the baseline run, or None."""
+        if b is None or not self.baseline:
+            return None
+        return mean(self.baseline.get((b["type"], b["method"], tuple(sorted(b["params"].items())))))
+
+    def before_columns(self, cached):
+        if not self.baseline:
+            return []
+        previous = self.before(cached)
+        return [ns(previous), ratio(mean(cached), previous)]
+
+    def before_header(self):
+        return ["CachedAes before", "now ÷ before"] if self.baseline else []
+
     def steady_table(self, type_name):
         rows = []
         for op, _, n, stock, cached, _ in self.pairs(type_name):
             floor = self.floor.get(("floor", op, n))
             s, c = mean(stock), mean(cached)
             rows.append([op, size(n), ns(s), ns(c), ns(floor), speedup(s, c), times_floor(c, floor),
-                         alloc(stock and stock["alloc"]), alloc(cached and cached["alloc"])])
-        return table(["Operation", "Size", "Stock", "CachedAes", "Floor (C)", "Speed-up", "× floor",
-                      "Alloc stock", "Alloc CachedAes"], rows, ["l", "r", "r", "r", "r", "r", "r", "r", "r"])
+                         alloc(stock and stock["alloc"]), alloc(cached and cached["alloc"])] + self.before_columns(cached))
+        header = ["Operation", "Size", "Stock", "CachedAes", "Floor (C)", "Speed-up", "× floor",
+                  "Alloc stock", "Alloc CachedAes"] + self.before_header()
+        return table(header, rows, ["l"] + ["r"] * (len(header) - 1))
 
     def single_table(self, type_name, native=True):
         rows = []
@@ -177,11 +202,11 @@ class Report:
             row = [op, size(n), ns(s), ns(c), ratio(c, s), speedup(s, c)]
             if native:
                 row.append(ns(self.floor.get(("stock-sequence", op, n))))
-            rows.append(row + [alloc(stock and stock["alloc"]), alloc(cached and cached["alloc"])])
+            rows.append(row + [alloc(stock and stock["alloc"]), alloc(cached and cached["alloc"])] + self.before_columns(cached))
         header = ["Operation", "Size", "Stock", "CachedAes", "CachedAes ÷ stock", "Speed-up"]
         if native:
             header.append("Stock's native per-call sequence (C)")
-        header += ["Alloc stock", "Alloc CachedAes"]
+        header += ["Alloc stock", "Alloc CachedAes"] + self.before_header()
         return table(header, rows, ["l"] + ["r"] * (len(header) - 1))
 
     def shared_table(self, type_name):
@@ -259,6 +284,15 @@ class Report:
                       and b["alloc"]]
         rows.append(["CachedAes steady state (Steady, Shared) allocates 0 B per call",
                      "all 0 B" if not allocating else "; ".join(allocating), "yes" if not allocating else "**no**"])
+        if self.baseline:
+            slower = []
+            for b in self.benchmarks:
+                previous = self.before(b)
+                if "Cached" in b["method"] and mean(b) and previous and mean(b) > previous * (1 + self.args.slower_margin):
+                    slower.append(f"{b['type']}.{b['method']} ({', '.join(f'{k}={v}' for k, v in b['params'].items())}): "
+                                  f"{ns(previous)} → {ns(mean(b))}")
+            rows.append([f"No CachedAes case slower than the baseline run (by more than {self.args.slower_margin:.0%})",
+                         "none" if not slower else "; ".join(slower), "yes" if not slower else "**no**"])
         missing = [f"{b['type']}.{b['method']} ({', '.join(f'{k}={v}' for k, v in b['params'].items())})"
                    for b in self.benchmarks if b["mean"] is None]
         if missing:
@@ -267,37 +301,48 @@ class Report:
 
     # -- breakdown
 
+    # The path a call takes, innermost first: Δ is each layer's difference from the one before it on this path.
+    # The other rows are references: pinvoke-sgt (its Δ is against pinvoke: what skipping the GC transition
+    # saves), the harness's own empty call, other native schemes, and stock.
+    BREAKDOWN_PATH = ["native:floor", "pinvoke", "handle", "message", "oneshot", "public"]
+    BREAKDOWN_REFERENCE = {"pinvoke-sgt": "pinvoke"}
+
     def breakdown_tables(self):
         if not self.breakdown:
             return "_Not measured in this run (`--no-breakdown`)._"
         by_op = OrderedDict()
         descriptions = OrderedDict()
         for r in self.breakdown:
-            by_op.setdefault(r["operation"], []).append(r)
+            by_op.setdefault(r["operation"], {})[r["layer"]] = r
             descriptions.setdefault(r["layer"], r["description"])
+        path = [layer for layer in self.BREAKDOWN_PATH if layer in descriptions]
+        layers = path[:2] + [l for l in self.BREAKDOWN_REFERENCE if l in descriptions] + path[2:] + \
+            [l for l in descriptions if l not in path and l not in self.BREAKDOWN_REFERENCE]
         header = ["Layer"]
         for op in by_op:
             header += [f"{op} instr", "Δ", "ns"]
-        layers = list(descriptions)
+
+        def instructions(op, layer):
+            r = by_op[op].get(layer)
+            return float(r["instructions"]) if r and r["instructions"] else None
+
         rows = []
-        previous = {}
         for layer in layers:
             row = [f"`{layer}`"]
-            for op, items in by_op.items():
-                r = next((x for x in items if x["layer"] == layer), None)
-                instr = float(r["instructions"]) if r and r["instructions"] else None
-                delta = ""
-                # Deltas run down the managed stack, starting at the native floor; the other native rows and the
-                # harness row are references, not steps.
-                if instr is not None and layer not in ("harness", "native:cbc-restart", "native:stock-sequence", "stock"):
-                    if op in previous:
-                        delta = f"{instr - previous[op]:+.0f}"
-                    previous[op] = instr
+            for op in by_op:
+                r = by_op[op].get(layer)
+                instr = instructions(op, layer)
+                before = None
+                if layer in path and path.index(layer) > 0:
+                    before = instructions(op, path[path.index(layer) - 1])
+                elif layer in self.BREAKDOWN_REFERENCE:
+                    before = instructions(op, self.BREAKDOWN_REFERENCE[layer])
+                delta = "" if instr is None or before is None else f"{instr - before:+,.0f}"
                 row += ["" if instr is None else f"{instr:,.0f}", delta,
                         "" if not r or not r["median_ns"] else f"{float(r['median_ns']):.1f}"]
             rows.append(row)
         text = table(header, rows, ["l"] + ["r"] * (len(header) - 1))
-        text += "\n\n" + "\n".join(f"- `{layer}`: {d}" for layer, d in descriptions.items())
+        text += "\n\n" + "\n".join(f"- `{layer}`: {descriptions[layer]}" for layer in layers)
         return text
 
     # -- chart
@@ -314,6 +359,10 @@ class Report:
                     points.setdefault(n, {})[b["method"]] = mean(b)
             if not points:
                 continue
+            # The floor at every size it was measured, so its line shows the shape even where the suite ran few sizes.
+            for (variant, floor_op, n) in self.floor:
+                if variant == "floor" and floor_op == op:
+                    points.setdefault(n, {})
             lines = [f"# {op}: size stock cached floor"]
             for n in sorted(points):
                 vals = [points[n].get("Stock"), points[n].get("Cached"), self.floor.get(("floor", op, n))]
@@ -348,6 +397,7 @@ class Report:
             tics = WRAP_TICS if op in WRAP_OPS else CIPHER_TICS
             gp += [
                 "set xtics (" + ", ".join(f"'{label}' {value}" for value, label in tics) + ") nomirror",
+                f"set xrange [{tics[0][0] / 1.6}:{tics[-1][0] * 1.6}]",
                 f"set title '{op}' font 'sans,11'",
                 f"plot '{os.path.basename(data)}' index {index} using 1:2 with linespoints lw 2 pt 7 lc rgb '#d62728' title 'stock', "
                 f"'' index {index} using 1:3 with linespoints lw 2 pt 5 lc rgb '#1f77b4' title 'CachedAes', "
@@ -382,6 +432,7 @@ class Report:
             [".NET", f"{host.get('RuntimeVersion', 'n/a')}, {host.get('Architecture', '')}, SDK {host.get('DotNetCliVersion', '?')}"],
             ["OpenSSL", f"{self.floor_meta.get('openssl', env.get('openssl', 'n/a'))} ({env.get('libcrypto', 'libcrypto.so.3')})"],
             ["BenchmarkDotNet", f"{host.get('BenchmarkDotNetVersion', 'n/a')}, job {job}"],
+            ["Compared with", f"`{self.args.baseline}` ({self.env.get('baseline_note', 'an earlier run')})" if self.args.baseline else "no baseline run"],
             ["Load average (1 min)", f"{env.get('load_before', '?')} before, {env.get('load_after', '?')} after "
                                      f"(on {env.get('cores', '?')} cores)"],
         ], ["l", "l"]))
@@ -431,8 +482,10 @@ class Report:
         out.append("Instructions per call under `valgrind --tool=callgrind` (repeatable on a busy machine; the "
                    "difference of two call counts, median of four rounds) and native nanoseconds per call "
                    "(noisy), layer by layer from the native update alone to the public call "
-                   "(`benchmarks/CachedAes.Breakdown`). **Δ** is what a layer adds to the one above it on the "
-                   "path `native:floor` → `pinvoke` → … → `public`; the other rows are references. Under valgrind the JIT sees a CPU "
+                   "(`benchmarks/CachedAes.Breakdown`). **Δ** is what a layer adds to the one before it on the "
+                   "path `native:floor` → `pinvoke` → `handle` → `message` → `oneshot` → `public` (for `pinvoke-sgt`: "
+                   "against `pinvoke`); the other rows are references. The layer list is "
+                   "`benchmarks/CachedAes.Breakdown/Layers.cs`. Under valgrind the JIT sees a CPU "
                    "without AVX-512 and can inline differently from a native run.\n")
         out.append(self.breakdown_tables() + "\n")
         out.append("## How it was measured\n")
@@ -477,6 +530,9 @@ def main():
     parser.add_argument("--out", required=True, help="the markdown file to write")
     parser.add_argument("--chart", required=True, help="the PNG to write (its .dat and .gp go next to it)")
     parser.add_argument("--label", default="", help="a line shown at the top of the page and in the chart title")
+    parser.add_argument("--baseline", default="", help="an earlier run's BenchmarkDotNet brief JSON to compare with")
+    parser.add_argument("--slower-margin", type=float, default=0.05,
+                        help="how much slower than the baseline counts as slower (default 0.05 = 5%%)")
     args = parser.parse_args()
     report = Report(args)
     if not report.benchmarks:

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Linq;
+using System.Reflection;
 using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Exporters;
@@ -8,6 +9,7 @@ using BenchmarkDotNet.Exporters.Json;
 using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Loggers;
 using BenchmarkDotNet.Reports;
+using BenchmarkDotNet.Running;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using Perfolizer.Horology;
 using Perfolizer.Metrology;
@@ -45,10 +47,28 @@ internal static class BenchmarkSetup
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
             .AddValidator(DefaultConfig.Instance.GetValidators().ToArray())
             .WithOption(ConfigOptions.JoinSummary, true)
-            .WithSummaryStyle(SummaryStyle.Default.WithRatioStyle(RatioStyle.Trend).WithMaxParameterColumnWidth(40));
+            .WithSummaryStyle(SummaryStyle.Default.WithRatioStyle(RatioStyle.Trend).WithMaxParameterColumnWidth(40))
+            .WithCategoryDiscoverer(new ClassCategoryDiscoverer())
+            .HideColumns(Column.Categories);
 
-        config.AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByParams);
+        // One logical group per class and parameter set: in the joined table several classes share parameter
+        // values (Steady and Single both have Operation and Size), and each must be compared with its own baseline.
+        config.AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams);
         return config;
+    }
+
+    /// <summary>
+    /// Gives every benchmark its class name as a category (plus any <c>[BenchmarkCategory]</c>), so that
+    /// <see cref="BenchmarkLogicalGroupRule.ByCategory"/> keeps classes apart in the joined summary. The
+    /// category column is hidden: the joined table already has a Type column.
+    /// </summary>
+    private sealed class ClassCategoryDiscoverer : ICategoryDiscoverer
+    {
+        public string[] GetCategories(MethodInfo method) =>
+        [
+            method.ReflectedType?.Name ?? method.DeclaringType?.Name ?? string.Empty,
+            .. DefaultCategoryDiscoverer.Instance.GetCategories(method),
+        ];
     }
 
     /// <summary>

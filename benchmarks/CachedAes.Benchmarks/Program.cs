@@ -70,6 +70,11 @@ internal static class Program
         }
 
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(BenchmarkTypes).Run([.. rest], config)];
+        if (rest.Any(a => a is "--list" or "--help" or "--version" or "--info"))
+        {
+            return 0; // BenchmarkSwitcher answered; nothing ran
+        }
+
         bool clean = ShortComparison.PrintAndSave(summaries);
         bool failed = summaries.Any(s => s.HasCriticalValidationErrors) || !clean;
         return failed ? 1 : 0;

@@ -13,8 +13,8 @@ namespace CachedCryptography.Benchmarks;
 /// <see cref="OperationsPerInvoke"/> calls split evenly across <see cref="Threads"/> threads (the calling thread
 /// plus workers started once in the global setup), so Mean is wall time per operation: with two threads that
 /// scale perfectly it is half the one-thread Mean. Each thread has its own input and destination buffers.
-/// Every method's global setup first runs a contended check (each thread 20,000 calls, started together, every output compared
-/// with stock's) and fails the benchmark, with the counts, if any call threw or returned wrong bytes.
+/// Every method's global setup first runs a contended check (each thread 20,000 calls, started together, every
+/// output compared with stock's) and fails the benchmark, with the counts, if any call threw or returned wrong bytes.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
