@@ -1,36 +1,74 @@
+using System.Globalization;
 using System.Linq;
+using System.Reflection;
 using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Exporters;
 using BenchmarkDotNet.Exporters.Csv;
+using BenchmarkDotNet.Exporters.Json;
 using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Loggers;
+using BenchmarkDotNet.Reports;
 using BenchmarkDotNet.Running;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using Perfolizer.Horology;
+using Perfolizer.Metrology;
 
 namespace CachedCryptography.Benchmarks;
 
-/// <summary>The configurations and the quick subset.</summary>
+/// <summary>The configurations and the quick mode.</summary>
 internal static class BenchmarkSetup
 {
     /// <summary>
-    /// Columns, console logger, GitHub markdown + CSV exporters (to ./BenchmarkDotNet.Artifacts/results), and
-    /// BenchmarkDotNet's default analysers and validators. Ratio and Alloc Ratio columns come from the
-    /// <c>Baseline = true</c> Stock methods plus <c>[MemoryDiagnoser]</c> on every class.
+    /// BenchmarkDotNet's default columns (Mean, Error, StdDev, Median where it differs, Ratio, RatioSD, Gen0,
+    /// Allocated, Alloc Ratio), one joined summary table for every class (<see cref="ConfigOptions.JoinSummary"/>),
+    /// ratios shown as a trend ("3.10x faster"), the console logger, and three exports to
+    /// <c>./BenchmarkDotNet.Artifacts/results</c> (or <c>--artifacts</c>): GitHub markdown, CSV with fixed units
+    /// (ns, B) and brief JSON (what <c>scripts/benchmark-report.sh</c> reads). Ratio and Alloc Ratio come from the
+    /// <c>Baseline = true</c> method of each class and <c>[MemoryDiagnoser]</c> on every class; every ratio is
+    /// relative to the baseline row with the same parameters.
     /// </summary>
     public static ManualConfig CreateBaseConfig()
     {
+        SummaryStyle fixedUnits = new(
+            CultureInfo.InvariantCulture,
+            printUnitsInHeader: true,
+            SizeUnit.B,
+            TimeUnit.Nanosecond,
+            printUnitsInContent: false,
+            printZeroValuesInContent: true,
+            maxParameterColumnWidth: 40,
+            RatioStyle.Value);
+
         ManualConfig config = ManualConfig.CreateEmpty()
             .AddColumnProvider(DefaultColumnProviders.Instance)
             .AddLogger(ConsoleLogger.Default)
-            .AddExporter(MarkdownExporter.GitHub, CsvExporter.Default)
+            .AddExporter(MarkdownExporter.GitHub, new CsvExporter(CsvSeparator.Comma, fixedUnits), JsonExporter.Brief)
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
-            .AddValidator(DefaultConfig.Instance.GetValidators().ToArray());
+            .AddValidator(DefaultConfig.Instance.GetValidators().ToArray())
+            .WithOption(ConfigOptions.JoinSummary, true)
+            .WithSummaryStyle(SummaryStyle.Default.WithRatioStyle(RatioStyle.Trend).WithMaxParameterColumnWidth(40))
+            .WithCategoryDiscoverer(new ClassCategoryDiscoverer())
+            .HideColumns(Column.Categories);
 
-        // Each ratio is relative to the Stock row with the same parameters.
-        config.AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByParams);
+        // One logical group per class and parameter set: in the joined table several classes share parameter
+        // values (Steady and Single both have Operation and Size), and each must be compared with its own baseline.
+        config.AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams);
         return config;
+    }
+
+    /// <summary>
+    /// Gives every benchmark its class name as a category (plus any <c>[BenchmarkCategory]</c>), so that
+    /// <see cref="BenchmarkLogicalGroupRule.ByCategory"/> keeps classes apart in the joined summary. The
+    /// category column is hidden: the joined table already has a Type column.
+    /// </summary>
+    private sealed class ClassCategoryDiscoverer : ICategoryDiscoverer
+    {
+        public string[] GetCategories(MethodInfo method) =>
+        [
+            method.ReflectedType?.Name ?? method.DeclaringType?.Name ?? string.Empty,
+            .. DefaultCategoryDiscoverer.Instance.GetCategories(method),
+        ];
     }
 
     /// <summary>
@@ -52,8 +90,8 @@ internal static class BenchmarkSetup
         ]).AsMutator();
 
     /// <summary>
-    /// A short job for the quick mode: one process, 3 warmup and 8 measured iterations of about 100 ms each.
-    /// Good enough to read ratios of 1.2x or more; use the full mode for publishable numbers.
+    /// A short job for the quick mode: one process per case, 3 warmup and 8 measured iterations of about 100 ms
+    /// each. Good enough to read ratios of 1.2x or more; use the full mode for publishable numbers.
     /// </summary>
     public static Job QuickJob() => Job.Default
         .WithId("Quick")
@@ -61,36 +99,4 @@ internal static class BenchmarkSetup
         .WithWarmupCount(3)
         .WithIterationCount(8)
         .WithIterationTime(TimeInterval.FromMilliseconds(100));
-
-    /// <summary>
-    /// The quick subset (44 cases): for EncryptEcb, EncryptCbc and DecryptCbc, Steady at 16 B, 1 KiB and 16 KiB,
-    /// Twice at 16 B and 1 KiB, Single at 16 B; and KWP Steady wrap/unwrap at 32 B and 4 KiB.
-    /// </summary>
-    public static bool IsInQuickSubset(BenchmarkCase benchmarkCase)
-    {
-        System.Type type = benchmarkCase.Descriptor.Type;
-        object? operation = benchmarkCase.Parameters["Operation"];
-        if (type == typeof(KwpSteady))
-        {
-            return benchmarkCase.Parameters["Length"] is 32 or 4096;
-        }
-
-        if (operation is not (CipherOperation.EncryptEcb or CipherOperation.EncryptCbc or CipherOperation.DecryptCbc))
-        {
-            return false;
-        }
-
-        object? size = benchmarkCase.Parameters["Size"];
-        if (type == typeof(EcbCbcSteady))
-        {
-            return size is 16 or 1024 or 16384;
-        }
-
-        if (type == typeof(EcbCbcTwice))
-        {
-            return size is 16 or 1024;
-        }
-
-        return type == typeof(EcbCbcSingle) && size is 16;
-    }
 }

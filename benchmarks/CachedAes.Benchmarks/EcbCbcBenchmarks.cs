@@ -47,6 +47,7 @@ public abstract class EcbCbcBenchmarkBase
 }
 
 /// <summary>Steady: one keyed instance reused across invocations; span overloads into a preallocated destination.</summary>
+[QuickSubset(nameof(Size), 16, 1024, 16384)]
 public class EcbCbcSteady : EcbCbcBenchmarkBase
 {
     private Aes? _aes;
@@ -80,6 +81,7 @@ public class EcbCbcSteady : EcbCbcBenchmarkBase
 }
 
 /// <summary>Single: new instance, set the key, one span one-shot, dispose.</summary>
+[QuickSubset(nameof(Size), 16)]
 public class EcbCbcSingle : EcbCbcBenchmarkBase
 {
     /// <summary>Prepares the inputs and checks stock's output.</summary>

@@ -43,6 +43,7 @@ public abstract class KwpBenchmarkBase
 }
 
 /// <summary>Steady: one keyed instance reused across invocations; span overloads into a preallocated destination.</summary>
+[QuickSubset(nameof(Length), 32)]
 public class KwpSteady : KwpBenchmarkBase
 {
     private Aes? _aes;

@@ -12,28 +12,37 @@ namespace CachedCryptography.Benchmarks;
 /// <summary>
 /// CachedAes versus stock <c>Aes.Create()</c>.
 /// <list type="bullet">
-/// <item>no arguments (or <c>--quick</c>): the quick subset with a short job; a few minutes on 2 cores.</item>
-/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (roughly an hour or more on 2 cores).</item>
-/// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>.</item>
+/// <item>no arguments (or <c>--quick</c>): the cases of classes marked <see cref="QuickSubsetAttribute"/>, with a
+/// short job; under 4 minutes on 2 cores.</item>
+/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (an hour or more on 2 cores).</item>
+/// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>,
+/// <c>--job short</c>, <c>--artifacts DIR</c>.</item>
 /// <item><c>--inprocess</c> (with any of the above): run in this process (InProcessEmitToolchain) instead of
 /// building and launching a separate benchmark process.</item>
 /// </list>
 /// Extra arguments combine with <c>--quick</c>/<c>--full</c>, e.g. <c>--quick --filter *Kwp*</c> or
-/// <c>--full --job short</c>.
+/// <c>--full --job short</c>. BenchmarkDotNet prints one joined table; the short comparison comes last.
 /// </summary>
 internal static class Program
 {
+    /// <summary>Every benchmark class; add new ones here (and mark them <see cref="QuickSubsetAttribute"/> to run them in the quick mode).</summary>
     private static readonly Type[] BenchmarkTypes =
     [
-        typeof(EcbCbcSteady), typeof(EcbCbcSingle), typeof(EcbCbcTwice), typeof(KwpSteady), typeof(KwpSingle), typeof(Rfc3394Steady),
+        typeof(EcbCbcSteady),
+        typeof(EcbCbcSingle),
+        typeof(EcbCbcTwice),
+        typeof(EcbCbcShared),
+        typeof(KwpSteady),
+        typeof(KwpSingle),
+        typeof(Rfc3394Steady),
     ];
 
     private static int Main(string[] args)
     {
         List<string> rest = [.. args];
         bool full = Take(rest, "--full");
-        bool quick = Take(rest, "--quick") || (!full && rest.All(a => string.Equals(a, "--inprocess", StringComparison.OrdinalIgnoreCase)));
         bool inProcess = Take(rest, "--inprocess");
+        bool quick = Take(rest, "--quick") || (!full && rest.Count == 0);
         if (full && quick)
         {
             Console.Error.WriteLine("Use either --quick or --full, not both.");
@@ -45,7 +54,7 @@ internal static class Program
         if (quick)
         {
             config.AddJob(BenchmarkSetup.QuickJob());
-            config.AddFilter(new SimpleFilter(BenchmarkSetup.IsInQuickSubset));
+            config.AddFilter(new SimpleFilter(QuickSubsetAttribute.Includes));
         }
 
         if ((quick || full) && !rest.Any(a => a is "--filter" or "-f"))
@@ -62,14 +71,16 @@ internal static class Program
         }
 
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(BenchmarkTypes).Run([.. rest], config)];
-        CompactSummary.PrintAndSave(summaries);
-        bool failed = summaries.Any(s => s.HasCriticalValidationErrors || s.Reports.Any(r => !r.Success));
+        if (rest.Any(a => a is "--list" or "--help" or "--version" or "--info"))
+        {
+            return 0; // BenchmarkSwitcher answered; nothing ran
+        }
+
+        bool clean = ShortComparison.PrintAndSave(summaries);
+        bool failed = summaries.Any(s => s.HasCriticalValidationErrors) || !clean;
         return failed ? 1 : 0;
     }
 
-    private static bool Take(List<string> args, string option)
-    {
-        int removed = args.RemoveAll(a => string.Equals(a, option, StringComparison.OrdinalIgnoreCase));
-        return removed > 0;
-    }
+    private static bool Take(List<string> args, string option) =>
+        args.RemoveAll(a => string.Equals(a, option, StringComparison.OrdinalIgnoreCase)) > 0;
 }

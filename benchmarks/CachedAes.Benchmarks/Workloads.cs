@@ -120,13 +120,18 @@ internal sealed class CipherWorkload
     /// <summary>Runs once on <paramref name="aes"/> and throws unless the output equals stock's.</summary>
     public void Verify(Aes aes, string implementation)
     {
+        if (!RunAndCompare(aes))
+        {
+            throw BenchmarkCheck.Failure($"{implementation} {Operation} of {_expected.Length} bytes did not produce stock's output.");
+        }
+    }
+
+    /// <summary>Runs once on <paramref name="aes"/>; true when the output equals stock's.</summary>
+    public bool RunAndCompare(Aes aes)
+    {
         Array.Clear(_destination);
         int written = Run(aes);
-        if (!_destination.AsSpan(0, written).SequenceEqual(_expected))
-        {
-            throw new InvalidOperationException(
-                $"{implementation} {Operation} of {_expected.Length} bytes did not produce stock's output.");
-        }
+        return _destination.AsSpan(0, written).SequenceEqual(_expected);
     }
 }
 
@@ -177,8 +182,7 @@ internal sealed class KeyWrapWorkload
         int written = Run(aes);
         if (!_destination.AsSpan(0, written).SequenceEqual(_expected))
         {
-            throw new InvalidOperationException(
-                $"{implementation} {Operation} ({_input.Length} byte input) did not produce stock's output.");
+            throw BenchmarkCheck.Failure($"{implementation} {Operation} ({_input.Length} byte input) did not produce stock's output.");
         }
     }
 }

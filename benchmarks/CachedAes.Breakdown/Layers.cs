@@ -1,0 +1,302 @@
+using System;
+using System.Collections.Generic;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+using System.Security.Cryptography;
+using CachedCryptography.Core;
+using CachedCryptography.Interop;
+
+namespace CachedCryptography.Breakdown;
+
+/// <summary>The four 16 B one-shots broken down (16 B of plaintext is a 32 B, two-block message with PKCS7).</summary>
+internal enum Operation
+{
+    EncryptEcb,
+    DecryptEcb,
+    EncryptCbc,
+    DecryptCbc,
+}
+
+/// <summary>One layer: a name for the tables, what it adds, and a factory for one call of it.</summary>
+/// <param name="Name">Short name (CSV and report).</param>
+/// <param name="Description">What this layer adds over the one before it.</param>
+/// <param name="Create">Makes the call for an operation from the shared fixture.</param>
+internal sealed record Layer(string Name, string Description, Func<Fixture, Action> Create);
+
+/// <summary>
+/// THE LIST OF LAYERS, innermost first: the one place to adapt when CachedAes's internals change. Each layer is one
+/// complete call of the same work (a 32 B message) through one more piece of the stack, so the difference between
+/// two consecutive rows is what that piece costs. The native update alone (the floor) comes from the C program in
+/// benchmarks/native-floor, measured the same way; breakdown.sh puts both in one table.
+/// <para>
+/// Today's internal names (before the hot-path rework of issue 9): <see cref="IBlockCipher"/> (Transform / Reset),
+/// <see cref="MessageCipher"/> (one whole message, choosing CBC-over-ECB for short messages), <see cref="OneShot"/>
+/// (padding, destination sizing, hygiene), and the public <see cref="CachedAes"/> override with its guard.
+/// </para>
+/// </summary>
+internal static class Layers
+{
+    public static IReadOnlyList<Layer> All { get; } =
+    [
+        new("harness", "an empty call: the harness's own loop and delegate call (subtracted from nothing; shown for scale)",
+            _ => static () => { }),
+
+        new("pinvoke", "the same native work as the floor from C#: a raw IntPtr context, LibraryImport with the GC transition; CBC as the floor's never-reset scheme",
+            f => f.RawCall(suppressTransition: false)),
+
+        new("pinvoke-sgt", "as pinvoke, with [SuppressGCTransition]",
+            f => f.RawCall(suppressTransition: true)),
+
+        new("handle", "IBlockCipher from the backend: checks, faulted state, SafeHandle marshalling; CBC = Reset(iv) + Transform on the CBC handle",
+            f => f.HandleCall()),
+
+        new("message", "MessageCipher.Run: the per-message scheme (short CBC as ECB + managed XOR chain today) and the handle cache lookup",
+            f => f.MessageCall()),
+
+        new("oneshot", "OneShot.Encrypt/Decrypt: destination sizing, copy, PKCS7 pad/unpad, failure hygiene",
+            f => f.OneShotCall()),
+
+        new("public", "CachedAes's public span one-shot: the Aes base class checks, the concurrency guard, exception handling",
+            f => f.PublicCall(cached: true)),
+
+        new("stock", "stock Aes.Create() span one-shot, for scale (a new native context per call)",
+            f => f.PublicCall(cached: false)),
+    ];
+}
+
+/// <summary>Inputs, outputs and objects for one operation, shared by every layer's call.</summary>
+internal sealed unsafe class Fixture : IDisposable
+{
+    private const int BlockSize = 16;
+    private const int PlaintextLength = 16;
+    private const int MessageLength = 32;
+
+    private readonly Operation _operation;
+    private readonly byte[] _key = Fill(32, 0x11);
+    private readonly byte[] _iv = Pinned(Fill(16, 0x5A));
+    private readonly byte[] _plaintext = Fill(PlaintextLength, PlaintextLength);
+    private readonly byte[] _message; // the padded plaintext (encrypt) or stock's ciphertext (decrypt): 32 B
+    private readonly byte[] _output = GC.AllocateArray<byte>(MessageLength, pinned: true);
+    private readonly byte[] _chain = GC.AllocateArray<byte>(BlockSize, pinned: true);
+    private readonly List<IDisposable> _owned = [];
+    private readonly List<IntPtr> _contexts = [];
+
+    public Fixture(Operation operation)
+    {
+        _operation = operation;
+        using Aes stock = Aes.Create();
+        stock.SetKey(_key);
+        _message = Pinned(operation switch
+        {
+            Operation.EncryptEcb or Operation.EncryptCbc => Padded(_plaintext),
+            Operation.DecryptEcb => stock.EncryptEcb(_plaintext, PaddingMode.PKCS7),
+            _ => stock.EncryptCbc(_plaintext, _iv, PaddingMode.PKCS7),
+        });
+        Expected = operation switch
+        {
+            Operation.EncryptEcb => stock.EncryptEcb(_plaintext, PaddingMode.PKCS7),
+            Operation.EncryptCbc => stock.EncryptCbc(_plaintext, _iv, PaddingMode.PKCS7),
+            _ => Padded(_plaintext),
+        };
+    }
+
+    /// <summary>What every layer must leave in <see cref="Output"/> (unpadded layers: the padded plaintext).</summary>
+    public byte[] Expected { get; }
+
+    public ReadOnlySpan<byte> Output => _output;
+
+    private bool Encrypting => _operation is Operation.EncryptEcb or Operation.EncryptCbc;
+
+    private bool Cbc => _operation is Operation.EncryptCbc or Operation.DecryptCbc;
+
+    /// <summary>The floor's work through a raw P/Invoke: one update, plus the never-reset CBC fix-up.</summary>
+    /// <remarks>
+    /// Pinned buffers captured as addresses, and 16-byte vector moves: nothing but the native call and the fix-up
+    /// (under valgrind the JIT was seen not to inline generic span helpers here, which would inflate this row).
+    /// </remarks>
+    public Action RawCall(bool suppressTransition)
+    {
+        IntPtr ctx = RawLibcrypto.CreateKeyed(Cbc, Encrypting, _key, _iv);
+        _contexts.Add(ctx);
+        _iv.CopyTo(_chain); // keyed at IV, nothing processed yet
+        nint input = Address(_message);
+        nint output = Address(_output);
+        nint chain = Address(_chain);
+        nint iv = Address(_iv);
+
+        if (!Cbc)
+        {
+            return suppressTransition
+                ? () => Check(RawLibcrypto.EVP_CipherUpdateNoTransition(ctx, (byte*)output, out int written, (byte*)input, MessageLength), written)
+                : () => Check(RawLibcrypto.EVP_CipherUpdate(ctx, (byte*)output, out int written, (byte*)input, MessageLength), written);
+        }
+
+        if (Encrypting)
+        {
+            // Start the message at IV: the context XORs the first block with its chain, so pre-XOR IV ^ chain.
+            return () =>
+            {
+                byte* result = (byte*)output;
+                byte* source = (byte*)input;
+                (Vector128.Load(source) ^ Vector128.Load((byte*)iv) ^ Vector128.Load((byte*)chain)).Store(result);
+                Vector128.Load(source + BlockSize).Store(result + BlockSize);
+                int status = suppressTransition
+                    ? RawLibcrypto.EVP_CipherUpdateNoTransition(ctx, result, out int written, result, MessageLength)
+                    : RawLibcrypto.EVP_CipherUpdate(ctx, result, out written, result, MessageLength);
+                Check(status, written);
+                Vector128.Load(result + MessageLength - BlockSize).Store((byte*)chain);
+            };
+        }
+
+        // Decrypt: the context XORs the first plaintext block with its chain; correct it to IV afterwards.
+        return () =>
+        {
+            byte* result = (byte*)output;
+            byte* source = (byte*)input;
+            int status = suppressTransition
+                ? RawLibcrypto.EVP_CipherUpdateNoTransition(ctx, result, out int written, source, MessageLength)
+                : RawLibcrypto.EVP_CipherUpdate(ctx, result, out written, source, MessageLength);
+            Check(status, written);
+            (Vector128.Load(result) ^ Vector128.Load((byte*)iv) ^ Vector128.Load((byte*)chain)).Store(result);
+            Vector128.Load(source + MessageLength - BlockSize).Store((byte*)chain);
+        };
+    }
+
+    /// <summary>One message through the backend's <see cref="IBlockCipher"/> handle.</summary>
+    public Action HandleCall()
+    {
+        IBlockCipher handle = CipherBackends.Default.Create(Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, Encrypting, _key);
+        _owned.Add(handle);
+        byte[] message = _message;
+        byte[] output = _output;
+        byte[] iv = _iv;
+        return Cbc
+            ? () =>
+            {
+                handle.Reset(iv);
+                handle.Transform(message, output);
+            }
+            : () => handle.Transform(message, output);
+    }
+
+    /// <summary>One message through <see cref="MessageCipher"/> over a handle cache.</summary>
+    public Action MessageCall()
+    {
+        (HandleCache cache, KeyBox key) = CreateCache();
+        byte[] message = _message;
+        byte[] output = _output;
+        byte[] iv = Cbc ? _iv : [];
+        BlockCipherMode mode = Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        bool encrypting = Encrypting;
+        return () => new MessageCipher(cache, key, mode, encrypting, iv).Run(message, output);
+    }
+
+    /// <summary>One 16 B one-shot through <see cref="OneShot"/>.</summary>
+    public Action OneShotCall()
+    {
+        (HandleCache cache, KeyBox key) = CreateCache();
+        byte[] input = Encrypting ? _plaintext : _message;
+        byte[] output = _output;
+        byte[] iv = Cbc ? _iv : [];
+        BlockCipherMode mode = Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        bool encrypting = Encrypting;
+        return encrypting
+            ? () => OneShot.Encrypt(new MessageCipher(cache, key, mode, encrypting, iv), PaddingMode.PKCS7, input, output, out _)
+            : () => OneShot.Decrypt(new MessageCipher(cache, key, mode, encrypting, iv), PaddingMode.PKCS7, input, output, out _);
+    }
+
+    /// <summary>The public span one-shot on a kept instance (CachedAes, or stock for scale).</summary>
+    public Action PublicCall(bool cached)
+    {
+        Aes aes = cached ? CachedAes.Create() : Aes.Create();
+        aes.SetKey(_key);
+        _owned.Add(aes);
+        byte[] input = Encrypting ? _plaintext : _message;
+        byte[] output = _output;
+        byte[] iv = _iv;
+        return _operation switch
+        {
+            Operation.EncryptEcb => () => aes.EncryptEcb(input, output, PaddingMode.PKCS7),
+            Operation.DecryptEcb => () => aes.DecryptEcb(input, output, PaddingMode.PKCS7),
+            Operation.EncryptCbc => () => aes.EncryptCbc(input, iv, output, PaddingMode.PKCS7),
+            _ => () => aes.DecryptCbc(input, iv, output, PaddingMode.PKCS7),
+        };
+    }
+
+    /// <summary>True when the last call left the expected bytes (decrypt one-shots: the plaintext, pad bytes zeroed).</summary>
+    public bool OutputIsCorrect(string layer)
+    {
+        bool unpadded = layer is "oneshot" or "public" or "stock";
+        ReadOnlySpan<byte> expected = !Encrypting && unpadded ? _plaintext : Expected;
+        return _output.AsSpan(0, expected.Length).SequenceEqual(expected);
+    }
+
+    public void Dispose()
+    {
+        foreach (IDisposable owned in _owned)
+        {
+            owned.Dispose();
+        }
+
+        foreach (IntPtr ctx in _contexts)
+        {
+            RawLibcrypto.EVP_CIPHER_CTX_free(ctx);
+        }
+    }
+
+    private (HandleCache Cache, KeyBox Key) CreateCache()
+    {
+        KeyBox key = new(_key);
+        HandleCache cache = new(CipherBackends.Default);
+        _owned.Add(key);
+        _owned.Add(new CacheOwner(cache));
+        return (cache, key);
+    }
+
+    private static void Check(int status, int written)
+    {
+        if (status != 1 || written != MessageLength)
+        {
+            throw new InvalidOperationException("EVP_CipherUpdate failed.");
+        }
+    }
+
+    private static byte[] Pinned(byte[] bytes)
+    {
+        byte[] pinned = GC.AllocateArray<byte>(bytes.Length, pinned: true);
+        bytes.CopyTo(pinned, 0);
+        return pinned;
+    }
+
+    // The arrays above that this is used on live on the pinned object heap: their address never changes.
+    private static nint Address(byte[] pinned) => (nint)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(pinned));
+
+    private static byte[] Padded(byte[] plaintext)
+    {
+        byte[] padded = new byte[MessageLength];
+        plaintext.CopyTo(padded, 0);
+        padded.AsSpan(plaintext.Length).Fill((byte)(MessageLength - plaintext.Length));
+        return padded;
+    }
+
+    private static byte[] Fill(int length, int seed)
+    {
+        byte[] bytes = new byte[length];
+        uint state = (uint)seed * 2654435761u + 1u;
+        for (int i = 0; i < bytes.Length; i++)
+        {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            bytes[i] = (byte)state;
+        }
+
+        return bytes;
+    }
+
+    private sealed class CacheOwner(HandleCache cache) : IDisposable
+    {
+        public void Dispose() => cache.Clear();
+    }
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# One command for the benchmark report: runs the native floor, the layer breakdown and the BenchmarkDotNet suite,
+# then writes docs/benchmarks.md and the chart docs/benchmarks.png (made with gnuplot from BenchmarkDotNet's JSON
+# export). Commit both; the README shows the chart.
+#
+#   bash scripts/benchmark-report.sh [--quick | --full] [--no-breakdown] [--label TEXT] [--baseline FILE]
+#                                    [-- BenchmarkDotNet args]
+#
+#   --quick (default)  the suite's quick mode (about 4 minutes), plus the floor (~30 s) and the breakdown (~5 min)
+#   --full             every benchmark with BenchmarkDotNet's default job (hours on 2 cores); add `-- --job short`
+#                      for every benchmark with the short job instead
+#   --no-breakdown     skip the callgrind breakdown (the report then says it was not measured)
+#   --label TEXT       a line at the top of the report and in the chart title (e.g. "trial run on a busy machine")
+#   --baseline FILE    an earlier run's results (docs/benchmarks.json, which every run writes next to the report):
+#                      adds "CachedAes before" columns and the target "no CachedAes case slower than before"
+#   -- ARGS            passed to the benchmark program, e.g. `-- --filter '*Steady*'`
+#
+# Environment: BENCHMARK_REPORT_DIR (default docs) for the outputs (benchmarks.md, .png, and .json: the
+# BenchmarkDotNet export the page was made from, for a later --baseline); the intermediate files go to
+# artifacts/benchmark-report/ (BenchmarkDotNet's own results and log under bdn/).
+# Tools: the .NET SDK, python3, gnuplot, a C compiler with OpenSSL's headers, valgrind. Missing Debian packages
+# (python3, gnuplot-nox, gcc, libc6-dev, libssl-dev, valgrind) are installed with apt-get when running as root.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+mode=--quick
+breakdown=1
+label=
+baseline=
+bdn_args=()
+command_line="bash scripts/benchmark-report.sh${*:+ $(printf '%q ' "$@")}"
+command_line=${command_line% }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick|--full) mode=$1 ;;
+    --no-breakdown) breakdown=0 ;;
+    --label) label=$2; shift ;;
+    --baseline) baseline=$2; shift ;;
+    --) shift; bdn_args=("$@"); break ;;
+    *) echo "benchmark-report.sh: unknown option $1 (see the comment at the top of this script)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+out_dir=${BENCHMARK_REPORT_DIR:-docs}
+work=artifacts/benchmark-report
+rm -rf "$work"
+mkdir -p "$work" "$out_dir"
+baseline_args=()
+if [ -n "$baseline" ]; then
+  # Copied first: the default place for a baseline is this run's own output, docs/benchmarks.json.
+  cp "$baseline" "$work/baseline.json"
+  baseline_args=(--baseline "$work/baseline.json")
+fi
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+
+missing=()
+command -v python3 >/dev/null || missing+=(python3)
+command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "benchmark-report.sh: missing ${missing[*]} (Debian: apt-get install ${missing[*]})" >&2
+    exit 2
+  fi
+  echo "benchmark-report.sh: installing ${missing[*]} with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
+    || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
+fi
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+{
+  echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "command=$command_line"
+  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+  echo "cores=$(nproc)"
+  echo "memory=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+  echo "os=$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || uname -s)"
+  echo "kernel=$(uname -r)"
+  echo "libcrypto=$(ldconfig -p 2>/dev/null | awk '/libcrypto\.so\.3 / { print $NF; exit }')"
+  echo "load_before=$(load)"
+  if [ -n "$baseline" ]; then echo "baseline_note=$baseline, copied at the start of this run"; fi
+} >"$work/env.txt"
+
+echo "== 1/4 native floor" >&2
+bash benchmarks/native-floor/floor.sh --out "$work/floor.csv"
+
+if [ "$breakdown" = 1 ]; then
+  echo "== 2/4 layer breakdown (callgrind)" >&2
+  bash benchmarks/CachedAes.Breakdown/breakdown.sh --out "$work/breakdown.csv"
+else
+  echo "== 2/4 layer breakdown: skipped (--no-breakdown)" >&2
+fi
+
+echo "== 3/4 BenchmarkDotNet suite ($mode)" >&2
+set +e
+dotnet run -c Release --project benchmarks/CachedAes.Benchmarks -- "$mode" --artifacts "$work/bdn" "${bdn_args[@]}" \
+  2>&1 | tee "$work/benchmarks.log"
+suite_status=${PIPESTATUS[0]}
+set -e
+echo "load_after=$(load)" >>"$work/env.txt"
+if [ "$suite_status" -ne 0 ]; then
+  echo "benchmark-report.sh: the suite exited with $suite_status (a benchmark failed its check or had no result;" \
+    "the report marks those rows and the short comparison above says why)" >&2
+fi
+
+echo "== 4/4 report and chart" >&2
+python3 scripts/benchmark_report.py --work "$work" --out "$out_dir/benchmarks.md" --chart "$out_dir/benchmarks.png" \
+  --label "$label" "${baseline_args[@]}"
+export_json=$(ls -t "$work"/bdn/results/*-report-brief.json 2>/dev/null | head -n 1)
+if [ -n "$export_json" ]; then cp "$export_json" "$out_dir/benchmarks.json"; fi
+# The chart's data and gnuplot script stay with the intermediate files.
+mv -f "$out_dir/benchmarks.dat" "$out_dir/benchmarks.gp" "$work/" 2>/dev/null || true
+echo "benchmark-report.sh: wrote $out_dir/benchmarks.md, .png and .json" >&2
+exit "$suite_status"
