@@ -304,7 +304,7 @@ class Report:
     # The path a call takes, innermost first: Δ is each layer's difference from the one before it on this path.
     # The other rows are references: pinvoke-sgt (its Δ is against pinvoke: what skipping the GC transition
     # saves), the harness's own empty call, other native schemes, and stock.
-    BREAKDOWN_PATH = ["native:floor", "pinvoke", "handle", "message", "oneshot", "public"]
+    BREAKDOWN_PATH = ["native:floor", "pinvoke", "handle", "lease", "oneshot", "public"]
     BREAKDOWN_REFERENCE = {"pinvoke-sgt": "pinvoke"}
 
     def breakdown_tables(self):
@@ -483,7 +483,7 @@ class Report:
                    "difference of two call counts, median of four rounds) and native nanoseconds per call "
                    "(noisy), layer by layer from the native update alone to the public call "
                    "(`benchmarks/CachedAes.Breakdown`). **Δ** is what a layer adds to the one before it on the "
-                   "path `native:floor` → `pinvoke` → `handle` → `message` → `oneshot` → `public` (for `pinvoke-sgt`: "
+                   "path `native:floor` → `pinvoke` → `handle` → `lease` → `oneshot` → `public` (for `pinvoke-sgt`: "
                    "against `pinvoke`); the other rows are references. The layer list is "
                    "`benchmarks/CachedAes.Breakdown/Layers.cs`. Under valgrind the JIT sees a CPU "
                    "without AVX-512 and can inline differently from a native run.\n")

@@ -30,9 +30,9 @@ internal sealed record Layer(string Name, string Description, Func<Fixture, Acti
 /// two consecutive rows is what that piece costs. The native update alone (the floor) comes from the C program in
 /// benchmarks/native-floor, measured the same way; breakdown.sh puts both in one table.
 /// <para>
-/// Today's internal names (before the hot-path rework of issue 9): <see cref="IBlockCipher"/> (Transform / Reset),
-/// <see cref="MessageCipher"/> (one whole message, choosing CBC-over-ECB for short messages), <see cref="OneShot"/>
-/// (padding, destination sizing, hygiene), and the public <see cref="CachedAes"/> override with its guard.
+/// The internal names: <see cref="BlockCipher"/> (the seam: one ECB transform or one CBC message per call),
+/// <see cref="KeyedHandles"/> (the handle borrowed and given back per call), <see cref="OneShot"/> (padding, destination
+/// sizing, hygiene), and the public <see cref="CachedAes"/> override.
 /// </para>
 /// </summary>
 internal static class Layers
@@ -48,16 +48,16 @@ internal static class Layers
         new("pinvoke-sgt", "as pinvoke, with [SuppressGCTransition]",
             f => f.RawCall(suppressTransition: true)),
 
-        new("handle", "IBlockCipher from the backend: checks, faulted state, SafeHandle marshalling; CBC = Reset(iv) + Transform on the CBC handle",
+        new("handle", "BlockCipher.TryTransform from the backend: a virtual call, the raw-context update without GC transition, the never-reset CBC fix-up in the handle; encrypt copies the padded plaintext in first, as the one-shot does",
             f => f.HandleCall()),
 
-        new("message", "MessageCipher.Run: the per-message scheme (short CBC as ECB + managed XOR chain today) and the handle cache lookup",
-            f => f.MessageCall()),
+        new("lease", "KeyedHandles.Rent and HandleLease.Dispose around it: the handle taken from its slot and put back (two interlocked operations and the key-generation checks)",
+            f => f.LeaseCall()),
 
-        new("oneshot", "OneShot.Encrypt/Decrypt: destination sizing, copy, PKCS7 pad/unpad, failure hygiene",
+        new("oneshot", "OneShot.Encrypt/Decrypt: destination sizing, copy and PKCS7 pad or unpad (vectorised), failure hygiene",
             f => f.OneShotCall()),
 
-        new("public", "CachedAes's public span one-shot: the Aes base class checks, the concurrency guard, exception handling",
+        new("public", "CachedAes's public span one-shot: the Aes base class checks and the virtual core call",
             f => f.PublicCall(cached: true)),
 
         new("stock", "stock Aes.Create() span one-shot, for scale (a new native context per call)",
@@ -163,47 +163,56 @@ internal sealed unsafe class Fixture : IDisposable
         };
     }
 
-    /// <summary>One message through the backend's <see cref="IBlockCipher"/> handle.</summary>
+    /// <summary>One message through a handle from the platform backend.</summary>
     public Action HandleCall()
     {
-        IBlockCipher handle = CipherBackends.Default.Create(Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, Encrypting, _key);
-        _owned.Add(handle);
+        BlockCipher handle = CipherBackends.Default.Create(Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, Encrypting, _key);
+        _owned.Add(new Releaser(handle));
         byte[] message = _message;
         byte[] output = _output;
-        byte[] iv = _iv;
-        return Cbc
+        byte[] iv = Cbc ? _iv : [];
+        return Encrypting
             ? () =>
             {
-                handle.Reset(iv);
-                handle.Transform(message, output);
+                message.CopyTo(output, 0);
+                Check(handle.TryTransform(iv, output, output));
             }
-            : () => handle.Transform(message, output);
+            : () => Check(handle.TryTransform(iv, message, output));
     }
 
-    /// <summary>One message through <see cref="MessageCipher"/> over a handle cache.</summary>
-    public Action MessageCall()
+    /// <summary>The same, on a handle borrowed from an instance's slots and given back.</summary>
+    public Action LeaseCall()
     {
-        (HandleCache cache, KeyBox key) = CreateCache();
+        CachedAes aes = KeyedInstance();
         byte[] message = _message;
         byte[] output = _output;
         byte[] iv = Cbc ? _iv : [];
         BlockCipherMode mode = Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
-        bool encrypting = Encrypting;
-        return () => new MessageCipher(cache, key, mode, encrypting, iv).Run(message, output);
+        return Encrypting
+            ? () =>
+            {
+                using HandleLease lease = aes.Handles.Rent(mode, encrypting: true, 256);
+                message.CopyTo(output, 0);
+                Check(lease.Cipher.TryTransform(iv, output, output));
+            }
+            : () =>
+            {
+                using HandleLease lease = aes.Handles.Rent(mode, encrypting: false, 256);
+                Check(lease.Cipher.TryTransform(iv, message, output));
+            };
     }
 
     /// <summary>One 16 B one-shot through <see cref="OneShot"/>.</summary>
     public Action OneShotCall()
     {
-        (HandleCache cache, KeyBox key) = CreateCache();
+        CachedAes aes = KeyedInstance();
         byte[] input = Encrypting ? _plaintext : _message;
         byte[] output = _output;
         byte[] iv = Cbc ? _iv : [];
         BlockCipherMode mode = Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
-        bool encrypting = Encrypting;
-        return encrypting
-            ? () => OneShot.Encrypt(new MessageCipher(cache, key, mode, encrypting, iv), PaddingMode.PKCS7, input, output, out _)
-            : () => OneShot.Decrypt(new MessageCipher(cache, key, mode, encrypting, iv), PaddingMode.PKCS7, input, output, out _);
+        return Encrypting
+            ? () => OneShot.Encrypt(ref aes.Handles, 256, mode, iv, PaddingMode.PKCS7, input, output, out _)
+            : () => OneShot.Decrypt(ref aes.Handles, 256, mode, iv, PaddingMode.PKCS7, input, output, out _);
     }
 
     /// <summary>The public span one-shot on a kept instance (CachedAes, or stock for scale).</summary>
@@ -245,13 +254,19 @@ internal sealed unsafe class Fixture : IDisposable
         }
     }
 
-    private (HandleCache Cache, KeyBox Key) CreateCache()
+    private CachedAes KeyedInstance()
     {
-        KeyBox key = new(_key);
-        HandleCache cache = new(CipherBackends.Default);
-        _owned.Add(key);
-        _owned.Add(new CacheOwner(cache));
-        return (cache, key);
+        var aes = new CachedAes { Key = _key };
+        _owned.Add(aes);
+        return aes;
+    }
+
+    private static void Check(bool transformed)
+    {
+        if (!transformed)
+        {
+            throw new InvalidOperationException("TryTransform failed.");
+        }
     }
 
     private static void Check(int status, int written)
@@ -295,8 +310,8 @@ internal sealed unsafe class Fixture : IDisposable
         return bytes;
     }
 
-    private sealed class CacheOwner(HandleCache cache) : IDisposable
+    private sealed class Releaser(BlockCipher handle) : IDisposable
     {
-        public void Dispose() => cache.Clear();
+        public void Dispose() => handle.Release();
     }
 }
