@@ -66,8 +66,8 @@ public sealed partial class CachedAes : Aes
     /// <summary>The key and handles (a test seam).</summary>
     internal ref KeyedHandles Handles => ref _handles;
 
-    /// <summary>How many native handles this instance has made (a test seam).</summary>
-    internal int HandleCreations => _handles.Creations;
+    /// <summary>How many native handles this instance's backend has made (a test seam: tests give instances backends of their own).</summary>
+    internal int HandleCreations => _handles.Backend.Creations;
 
     /// <summary>The handle cached in the main slot for a mode and direction, or null (a test seam).</summary>
     internal BlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => _handles.Peek(mode, encrypting);

@@ -39,7 +39,7 @@ public static partial class OpenSslFailureTests
         using Aes stock = TestUtil.Stock(key);
         byte[] ciphertext = stock.EncryptEcb(plaintext, PaddingMode.None);
 
-        using var cached = new CachedAes { Key = key };
+        using CachedAes cached = BackendData.Create("PlatformDefault", key);
         Assert.Equal(CachedAesBackend.OpenSsl, cached.Backend);
         Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));
 

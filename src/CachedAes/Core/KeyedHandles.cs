@@ -47,14 +47,10 @@ internal struct KeyedHandles
     // HandlesPerMode - 1 spare slots per mode and direction, allocated the first time two callers contend.
     private BlockCipher?[]? _spares;
     private StockCfb? _cfb;
-    private int _creations;
 
     public KeyedHandles(CipherBackend backend) => _backend = backend;
 
     public readonly CipherBackend Backend => _backend;
-
-    /// <summary>How many handles have been made for this instance (a test seam; never decreases).</summary>
-    public int Creations => Volatile.Read(ref _creations);
 
     /// <summary>
     /// Takes the cached handle for <paramref name="mode"/> and direction, or a spare, or makes one with the current
@@ -240,7 +236,6 @@ internal struct KeyedHandles
         {
             BlockCipher created = _backend.Create(mode, encrypting, key.DangerousSpan);
             created.KeyGeneration = key.Generation;
-            Interlocked.Increment(ref _creations);
             return created;
         }
         finally
@@ -344,8 +339,12 @@ internal struct KeyedHandles
     private static void ReleaseCached<T>(ref T? slot)
         where T : KeyedResource
     {
-        Debug.Assert(slot is null || !slot.IsFaulted, "Faulted handles are never cached.");
-        Take(ref slot)?.Release();
+        // A plain read first: most slots are empty, and an interlocked exchange on each would cost more than the rest
+        // of a key change. A handle put there after this read is taken back by its own post-put check.
+        if (Volatile.Read(ref slot) is not null)
+        {
+            Take(ref slot)?.Release();
+        }
     }
 }
 

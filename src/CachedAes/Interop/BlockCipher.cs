@@ -75,6 +75,7 @@ internal abstract class BlockCipher : KeyedResource
 internal abstract class CipherBackend
 {
     private int _live;
+    private int _creations;
 
     /// <summary>Which backend this is, as reported by <see cref="CachedAes.Backend"/>.</summary>
     public abstract CachedAesBackend Kind { get; }
@@ -85,12 +86,16 @@ internal abstract class CipherBackend
     /// </summary>
     internal int LiveHandles => Volatile.Read(ref _live);
 
+    /// <summary>How many handles <see cref="Create"/> has made (a test seam; never decreases).</summary>
+    internal int Creations => Volatile.Read(ref _creations);
+
     /// <summary>Makes a handle keyed with <paramref name="key"/> (16, 24 or 32 bytes).</summary>
     /// <exception cref="CryptographicException">The native library could not make it.</exception>
     public BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         BlockCipher cipher = CreateCore(mode, encrypting, key);
         Interlocked.Increment(ref _live);
+        Interlocked.Increment(ref _creations);
         return cipher;
     }
 

@@ -43,8 +43,11 @@ public static class BackendData
     /// <summary>All backend names.</summary>
     public static IReadOnlyList<string> All => s_factories.Keys.ToList();
 
-    /// <summary>A new CachedAes over the named backend.</summary>
-    public static CachedAes Create(string backend) => new(Backend(backend));
+    /// <summary>
+    /// A new CachedAes over a backend of the named kind of its own (see <see cref="IsolatedBackend"/>), so that handle
+    /// counts seen through it are this instance's alone. Tests of the process-wide default use <c>new CachedAes()</c>.
+    /// </summary>
+    public static CachedAes Create(string backend) => new(IsolatedBackend(backend));
 
     /// <summary>
     /// The named backend: for the simulated ones a fresh backend over a fresh native layer, for the platform default

@@ -2,6 +2,7 @@ using System;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
@@ -335,8 +336,7 @@ public sealed class KeyWrapDifferentialTests
     [Fact]
     public void CachedAes_warm_span_overloads_allocate_nothing_and_create_no_more_handles()
     {
-        using var tested = new CachedAes();
-        tested.Key = Enumerable.Range(0, 32).Select(i => (byte)(i + 7)).ToArray();
+        using CachedAes tested = BackendData.Create("PlatformDefault", Enumerable.Range(0, 32).Select(i => (byte)(i + 7)).ToArray());
         byte[] plaintext = new byte[32];
         byte[] wrapped = new byte[40];
         byte[] unwrapped = new byte[32];
