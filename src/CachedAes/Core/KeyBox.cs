@@ -1,14 +1,12 @@
 using System;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
-using System.Threading;
 
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// One AES key in unmanaged memory that the GC never moves or copies, zeroed when released, and its
-/// generation: a number no other key in the process has, which tells cached handles made with this key
-/// apart from handles made with any other.
+/// One AES key in unmanaged memory that the GC never moves or copies, zeroed when released. Each key change makes a
+/// new box, so the box's identity tells handles made with this key apart from handles made with any other.
 /// </summary>
 /// <remarks>
 /// Being a <see cref="SafeHandle"/>, the box stays readable for a caller that holds a reference
@@ -17,8 +15,6 @@ namespace CachedCryptography.Core;
 /// </remarks>
 internal sealed unsafe class KeyBox : SafeHandle
 {
-    private static long s_lastGeneration;
-
     private readonly int _length;
 
     public KeyBox(ReadOnlySpan<byte> key)
@@ -28,13 +24,9 @@ internal sealed unsafe class KeyBox : SafeHandle
         void* memory = NativeMemory.Alloc((nuint)Math.Max(1, key.Length));
         SetHandle((IntPtr)memory);
         key.CopyTo(new Span<byte>(memory, key.Length));
-        Generation = Interlocked.Increment(ref s_lastGeneration);
     }
 
     public override bool IsInvalid => handle == IntPtr.Zero;
-
-    /// <summary>Unique in the process: a later key always has a larger number.</summary>
-    public long Generation { get; }
 
     /// <summary>
     /// The key bytes. Valid only while the caller holds a reference (<see cref="TryAddRef"/>) or otherwise

@@ -20,10 +20,10 @@ namespace CachedCryptography.Core;
 /// throws because another caller is busy: a caller that finds the slot empty takes a spare, or makes a new
 /// handle. Slots only ever move between "empty" and "a handle nobody holds", so an exchange can never hand
 /// out a handle that is in use (no ABA).</para>
-/// <para><b>Key changes.</b> Every key has a process-unique <see cref="KeyBox.Generation"/> and every handle
-/// records the generation it was keyed with. A key change publishes the new key first and then empties every
-/// slot; a handle is reused only if its generation is the current key's, checked when it is taken and when it
-/// is put back (and once more after it is put back, in case a key change emptied the slots in between). So
+/// <para><b>Key changes.</b> Every key change makes a new <see cref="KeyBox"/>, and every handle records the box it
+/// was keyed with (<see cref="KeyedResource.Key"/>). A key change publishes the new key first and then empties every
+/// slot; a handle is reused only if its key is the current one, checked when it is taken and when it is put back
+/// (and once more after it is put back, in case a key change emptied the slots in between). So
 /// once a key change returns, no call that starts later can get a handle made with an older key, while calls
 /// already running finish with the handle, and key, they started with. The key memory itself is reference
 /// counted (<see cref="KeyBox"/>), so a key being read to make a handle is never freed under the reader.</para>
@@ -64,7 +64,7 @@ internal struct KeyedHandles
         ref BlockCipher? home = ref Slot(mode, encrypting);
         BlockCipher? cipher = Take(ref home);
         KeyBox? key = Volatile.Read(ref _key);
-        if (cipher is null || key is null || cipher.KeyGeneration != key.Generation)
+        if (cipher is null || key is null || cipher.Key != key)
         {
             cipher = RentSlow(mode, encrypting, keySizeBits, cipher);
         }
@@ -77,7 +77,7 @@ internal struct KeyedHandles
     internal void Return(ref BlockCipher? home, BlockCipher cipher)
     {
         KeyBox? key = Volatile.Read(ref _key);
-        if (!cipher.IsFaulted && key is not null && cipher.KeyGeneration == key.Generation && TryPut(ref home, cipher))
+        if (!cipher.IsFaulted && key is not null && cipher.Key == key && TryPut(ref home, cipher))
         {
             // Put back. A key change publishes its key before it empties the slots; if it did both since the check above,
             // the slot now holds a stale handle that its sweep missed, so look once more.
@@ -146,13 +146,13 @@ internal struct KeyedHandles
     {
         StockCfb? cfb = Take(ref _cfb);
         KeyBox? current = Volatile.Read(ref _key);
-        if (cfb is null || current is null || cfb.KeyGeneration != current.Generation)
+        if (cfb is null || current is null || cfb.Key != current)
         {
             cfb?.Release();
             KeyBox key = AcquireKey(keySizeBits);
             try
             {
-                cfb = new StockCfb(key.DangerousSpan) { KeyGeneration = key.Generation };
+                cfb = new StockCfb(key.DangerousSpan) { Key = key };
             }
             finally
             {
@@ -166,7 +166,7 @@ internal struct KeyedHandles
     internal void ReturnCfb(StockCfb cfb)
     {
         KeyBox? key = Volatile.Read(ref _key);
-        if (key is null || cfb.KeyGeneration != key.Generation || !TryPutBack(ref _cfb, cfb, key))
+        if (key is null || cfb.Key != key || !TryPutBack(ref _cfb, cfb, key))
         {
             cfb.Release();
         }
@@ -221,7 +221,7 @@ internal struct KeyedHandles
                 if (Volatile.Read(ref slot) is not null && Take(ref slot) is { } spare)
                 {
                     KeyBox? current = Volatile.Read(ref _key);
-                    if (current is not null && spare.KeyGeneration == current.Generation)
+                    if (current is not null && spare.Key == current)
                     {
                         return spare;
                     }
@@ -235,7 +235,7 @@ internal struct KeyedHandles
         try
         {
             BlockCipher created = _backend.Create(mode, encrypting, key.DangerousSpan);
-            created.KeyGeneration = key.Generation;
+            created.Key = key;
             return created;
         }
         finally
@@ -270,7 +270,7 @@ internal struct KeyedHandles
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ReturnSlow(BlockCipher cipher, KeyBox? key)
     {
-        if (!cipher.IsFaulted && key is not null && cipher.KeyGeneration == key.Generation && TryPutSpare(cipher, key))
+        if (!cipher.IsFaulted && key is not null && cipher.Key == key && TryPutSpare(cipher, key))
         {
             return;
         }

@@ -60,6 +60,7 @@ internal abstract class BlockCipher : KeyedResource
     /// <summary>Gives the native state back to the backend; called once, by the holder.</summary>
     public sealed override void Release()
     {
+        Key = null;
         _backend.OnReleased();
         ReleaseCore();
     }
