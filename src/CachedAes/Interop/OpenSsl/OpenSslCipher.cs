@@ -90,8 +90,17 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
             result = Libcrypto.EVP_CipherInit_ex(_ctx, cipher, IntPtr.Zero, keyPointer, mode == BlockCipherMode.Cbc ? (byte*)&zeroIv : null, encrypting ? 1 : 0);
         }
 
-        // Padding is done in managed code for every backend, so OpenSSL's is off.
-        return result == 1 ? (Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding")) : Fail("EVP_CipherInit_ex");
+        if (result != 1)
+        {
+            return Fail("EVP_CipherInit_ex");
+        }
+
+        // Padding is done in managed code for every backend. A decryption context must have OpenSSL's padding off, or
+        // EVP_CipherUpdate holds the last whole block back for depadding in EVP_CipherFinal_ex. An encryption context
+        // can leave it on: padding is only added by EVP_CipherFinal_ex, which is never called, and an update of whole
+        // blocks writes them all (checked on every call: written == length). Skipping the call saves ~415 of ~2,430
+        // instructions of keying a pooled context (callgrind, OpenSSL 3.0), a sixth of a new instance's native cost.
+        return encrypting || Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding");
     }
 
     /// <summary>Frees the context: one that never became a live handle (keying failed), or one trimmed from the pool.</summary>
