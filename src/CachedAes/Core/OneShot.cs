@@ -162,26 +162,21 @@ internal static class OneShot
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool EncryptInPlace(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
+        plaintext.CopyTo(ciphertext);
         int whole = plaintext.Length & ~(BlockSize - 1);
-        if (whole == ciphertext.Length)
+        if (whole != ciphertext.Length)
         {
-            plaintext.CopyTo(ciphertext);
-        }
-        else
-        {
-            // The partial block is read before the copy, which may overwrite it when the buffers overlap.
-            Vector128<byte> last = SymmetricPadding.LastBlock(plaintext.Slice(whole), padding);
-            plaintext.Slice(0, whole).CopyTo(ciphertext);
-            last.StoreUnsafe(ref MemoryMarshal.GetReference(ciphertext), (nuint)whole);
+            SymmetricPadding.PadLastBlock(ciphertext.Slice(whole), plaintext.Length - whole, padding);
         }
 
         return cipher.TryTransform(iv, ciphertext, ciphertext);
     }
 
-    // Whole blocks go straight from the plaintext into the destination; only the padded last block is built on the
-    // stack. The plaintext and destination are disjoint or the same memory.
+    // Whole blocks go straight from the plaintext into the destination; then the partial block is copied after them,
+    // padded in place and transformed as the last block. The plaintext and destination are disjoint or the same memory
+    // (in place, the whole blocks are transformed where they are and the partial block is already in position).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static unsafe bool EncryptFromSource(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
+    private static bool EncryptFromSource(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
         int whole = plaintext.Length & ~(BlockSize - 1);
         if (whole == ciphertext.Length)
@@ -190,14 +185,15 @@ internal static class OneShot
         }
 
         Debug.Assert(ciphertext.Length == whole + BlockSize && whole != 0);
+        if (!cipher.TryTransform(iv, plaintext.Slice(0, whole), ciphertext.Slice(0, whole)))
+        {
+            return false;
+        }
 
-        // Read the partial block before any output is written: in place, the output covers it.
-        Vector128<byte> last = SymmetricPadding.LastBlock(plaintext.Slice(whole), padding);
-        Span<byte> lastBlock = new(&last, BlockSize);
-        bool transformed = cipher.TryTransform(iv, plaintext.Slice(0, whole), ciphertext.Slice(0, whole))
-            && cipher.TryTransform(ChainFrom(iv, ciphertext, whole), lastBlock, ciphertext.Slice(whole));
-        CryptographicOperations.ZeroMemory(lastBlock);
-        return transformed;
+        Span<byte> last = ciphertext.Slice(whole);
+        plaintext.Slice(whole).CopyTo(last);
+        SymmetricPadding.PadLastBlock(last, plaintext.Length - whole, padding);
+        return cipher.TryTransform(ChainFrom(iv, ciphertext, whole), last, last);
     }
 
     // A message over the stack limit whose buffers do not partially overlap: every block but the last goes straight

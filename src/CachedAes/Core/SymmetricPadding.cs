@@ -42,17 +42,18 @@ internal static class SymmetricPadding
     }
 
     /// <summary>
-    /// The last block of a padded message: <paramref name="tail"/> (the 0..15 plaintext bytes after the last whole
-    /// block) followed by the padding. Only for a message whose padding adds a block here (every mode but
-    /// <see cref="PaddingMode.None"/>, and <see cref="PaddingMode.Zeros"/> only after a partial block).
+    /// Pads a message in place: <paramref name="lastBlock"/> is its last 16 bytes, of which the first
+    /// <paramref name="dataLength"/> (0..15) are data; the rest become the padding. Only for a message whose padding adds
+    /// bytes here (every mode but <see cref="PaddingMode.None"/>, and <see cref="PaddingMode.Zeros"/> only after a partial
+    /// block). Done with one vector blend in registers, so no copy of the data is left anywhere else.
     /// </summary>
-    [SkipLocalsInit] // the buffer is written before it is read
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static Vector128<byte> LastBlock(ReadOnlySpan<byte> tail, PaddingMode padding)
+    public static void PadLastBlock(Span<byte> lastBlock, int dataLength, PaddingMode padding)
     {
-        Debug.Assert(tail.Length < BlockSize && padding != PaddingMode.None && (padding != PaddingMode.Zeros || !tail.IsEmpty));
-        byte count = (byte)(BlockSize - tail.Length);
-        Vector128<byte> block = padding switch
+        Debug.Assert(lastBlock.Length == BlockSize && (uint)dataLength < BlockSize);
+        Debug.Assert(padding != PaddingMode.None && (padding != PaddingMode.Zeros || dataLength != 0));
+        byte count = (byte)(BlockSize - dataLength);
+        Vector128<byte> pad = padding switch
         {
             PaddingMode.PKCS7 => Vector128.Create(count),
             PaddingMode.ANSIX923 => Vector128<byte>.Zero.WithElement(BlockSize - 1, count),
@@ -60,18 +61,15 @@ internal static class SymmetricPadding
             _ => Vector128<byte>.Zero,
         };
 
-        if (tail.IsEmpty)
+        ref byte block = ref MemoryMarshal.GetReference(lastBlock);
+        if (dataLength != 0)
         {
-            return block;
+            // Positions dataLength..15 take the padding; the data bytes before them stay.
+            Vector128<byte> isPad = Vector128.GreaterThanOrEqual(s_positions, Vector128.Create((byte)dataLength));
+            pad = Vector128.ConditionalSelect(isPad, pad, Vector128.LoadUnsafe(ref block));
         }
 
-        // The plaintext bytes go first; the buffer holds plaintext, so it is cleared afterwards.
-        Span<byte> buffer = stackalloc byte[BlockSize];
-        block.StoreUnsafe(ref MemoryMarshal.GetReference(buffer));
-        tail.CopyTo(buffer);
-        block = Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(buffer));
-        CryptographicOperations.ZeroMemory(buffer);
-        return block;
+        pad.StoreUnsafe(ref block);
     }
 
     /// <summary>
