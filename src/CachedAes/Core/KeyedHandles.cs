@@ -1,5 +1,4 @@
 using System;
-using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
@@ -14,28 +13,31 @@ namespace CachedCryptography.Core;
 /// Lives inline in its owner (a struct field), so a new instance allocates nothing here until it needs to.
 /// </summary>
 /// <remarks>
-/// <para><b>Ownership.</b> A slot holds a handle nobody is using. <see cref="Rent"/> takes a handle out with
-/// <see cref="Interlocked.Exchange{T}(ref T, T)"/>, so exactly one caller holds it, and the lease puts it back with
-/// <see cref="Interlocked.CompareExchange{T}(ref T, T, T)"/> into an empty slot. Nothing waits and nothing
-/// throws because another caller is busy: a caller that finds the slot empty takes a spare, or makes a new
-/// handle. Slots only ever move between "empty" and "a handle nobody holds", so an exchange can never hand
-/// out a handle that is in use (no ABA).</para>
+/// <para><b>Ownership.</b> A slot is empty, holds a handle nobody is using, or is reserved: marked busy by the one
+/// caller that holds its handle (or is making one for it). <see cref="Rent"/> reserves a slot with one
+/// <see cref="Interlocked.Exchange(ref object, object)"/>, which hands it whatever the slot held, and the lease puts the
+/// handle back with a plain store: nobody else writes a reserved slot (other callers exchange "busy" for "busy", which
+/// changes nothing; key changes leave busy slots alone). So a native handle is never used by two callers at once, each
+/// call pays one interlocked operation, and nothing waits or throws because another caller is busy: a caller that
+/// finds the main slot reserved tries the spare slots, and if all are reserved, uses a handle of its own for the call.</para>
 /// <para><b>Key changes.</b> Every key change makes a new <see cref="KeyBox"/>, and every handle records the box it
 /// was keyed with (<see cref="KeyedResource.Key"/>). A key change publishes the new key first and then empties every
-/// slot; a handle is reused only if its key is the current one, checked when it is taken and when it is put back
-/// (and once more after it is put back, in case a key change emptied the slots in between). So
-/// once a key change returns, no call that starts later can get a handle made with an older key, while calls
-/// already running finish with the handle, and key, they started with. The key memory itself is reference
-/// counted (<see cref="KeyBox"/>), so a key being read to make a handle is never freed under the reader.</para>
-/// <para><b>Bounds.</b> At most <see cref="HandlesPerMode"/> handles per mode and direction stay cached
-/// (the processor count, at least 1, at most 64); a caller that finds all of them busy uses a handle of its own
-/// for that call and releases it afterwards. Handles alive therefore never exceed the number of calls running
-/// at once, and cached ones never exceed that bound.</para>
+/// slot that holds a handle; a handle is reused only if its key is the current one, checked when it is taken and when
+/// it is put back, and once more after it is put back. So once a key change returns, no call that starts later can get
+/// a handle made with an older key, while calls already running finish with the handle, and key, they started with.
+/// The key memory itself is reference counted (<see cref="KeyBox"/>), so a key being read to make a handle is never
+/// freed under the reader.</para>
+/// <para><b>Bounds.</b> At most <see cref="HandlesPerMode"/> handles per mode and direction stay cached (the processor
+/// count, at least 1, at most 64), one per slot; a handle is made only by a caller that reserved an empty slot or found
+/// every slot reserved, so with k callers at once no more than k handles per mode and direction exist.</para>
 /// </remarks>
 internal struct KeyedHandles
 {
     /// <summary>How many handles per mode and direction stay cached at most.</summary>
     internal static readonly int HandlesPerMode = Math.Clamp(Environment.ProcessorCount, 1, 64);
+
+    // Marks a reserved slot. Never used as a handle.
+    private static readonly BlockCipher s_busy = new BusyMarker();
 
     private readonly CipherBackend _backend;
     private KeyBox? _key;
@@ -61,35 +63,40 @@ internal struct KeyedHandles
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public HandleLease Rent(BlockCipherMode mode, bool encrypting, int keySizeBits)
     {
-        ref BlockCipher? home = ref Slot(mode, encrypting);
-        BlockCipher? cipher = Take(ref home);
+        ref BlockCipher? slot = ref Slot(mode, encrypting);
+        BlockCipher? held = Reserve(ref slot);
         KeyBox? key = Volatile.Read(ref _key);
-        if (cipher is null || key is null || cipher.Key != key)
+        if (held is null || key is null || held.Key != key)
         {
-            cipher = RentSlow(mode, encrypting, keySizeBits, cipher);
+            // Also the busy marker: its Key is always null.
+            return RentSlow(ref slot, held, mode, encrypting, keySizeBits);
         }
 
-        return new HandleLease(ref this, ref home, cipher);
+        return new HandleLease(ref this, ref slot, held);
     }
 
     /// <summary>Gives back a handle taken by <see cref="Rent"/> (called by <see cref="HandleLease.Dispose"/>).</summary>
+    /// <param name="slot">The slot the caller reserved, or a null reference for a handle of the caller's own.</param>
+    /// <param name="cipher">The handle.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void Return(ref BlockCipher? home, BlockCipher cipher)
+    internal readonly void Return(ref BlockCipher? slot, BlockCipher cipher)
     {
-        KeyBox? key = Volatile.Read(ref _key);
-        if (!cipher.IsFaulted && key is not null && cipher.Key == key && TryPut(ref home, cipher))
+        KeyBox? key = Volatile.Read(in _key);
+        if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && key is not null && cipher.Key == key)
         {
-            // Put back. A key change publishes its key before it empties the slots; if it did both since the check above,
-            // the slot now holds a stale handle that its sweep missed, so look once more.
-            if (Volatile.Read(ref _key) != key)
+            Volatile.Write(ref slot, cipher);
+
+            // A key change since the check above left this slot alone (it was reserved): take the handle back. On its
+            // own this read can miss a key change that races the store; see ReleaseCachedHandles for the other half.
+            if (Volatile.Read(in _key) != key)
             {
-                TakeBackStale(ref home, cipher);
+                ReclaimStale(ref slot, cipher);
             }
 
             return;
         }
 
-        ReturnSlow(cipher, key);
+        ReturnSlow(ref slot, cipher);
     }
 
     /// <summary>The current key, with a reference taken (call <see cref="System.Runtime.InteropServices.SafeHandle.DangerousRelease"/>); generated first if there is none.</summary>
@@ -112,19 +119,12 @@ internal struct KeyedHandles
     public void ReplaceKey(KeyBox? key)
     {
         KeyBox? old = Interlocked.Exchange(ref _key, key);
-        ReleaseCached(ref _ecbEncrypt);
-        ReleaseCached(ref _ecbDecrypt);
-        ReleaseCached(ref _cbcEncrypt);
-        ReleaseCached(ref _cbcDecrypt);
-        if (Volatile.Read(ref _spares) is { } spares)
+        ReleaseCachedHandles();
+        if (Volatile.Read(ref _cfb) is not null)
         {
-            for (int i = 0; i < spares.Length; i++)
-            {
-                ReleaseCached(ref spares[i]);
-            }
+            Take(ref _cfb)?.Release();
         }
 
-        ReleaseCached(ref _cfb);
         old?.Dispose();
     }
 
@@ -163,25 +163,34 @@ internal struct KeyedHandles
         return new CfbLease(ref this, cfb);
     }
 
+    // CFB is not a hot path: its slot is filled with an interlocked compare-exchange (and never reserved).
     internal void ReturnCfb(StockCfb cfb)
     {
         KeyBox? key = Volatile.Read(ref _key);
-        if (key is null || cfb.Key != key || !TryPutBack(ref _cfb, cfb, key))
+        if (key is not null && cfb.Key == key && Interlocked.CompareExchange(ref _cfb, cfb, null) is null)
         {
-            cfb.Release();
+            // A key change that emptied the slot before this put would have missed it.
+            if (Volatile.Read(ref _key) != key && Interlocked.CompareExchange(ref _cfb, null, cfb) == cfb)
+            {
+                cfb.Release();
+            }
+
+            return;
         }
+
+        cfb.Release();
     }
 
-    /// <summary>How many handles for <paramref name="mode"/> and direction are cached right now (a test seam).</summary>
+    /// <summary>How many handles for <paramref name="mode"/> and direction are cached and not in use right now (a test seam).</summary>
     internal int CachedCount(BlockCipherMode mode, bool encrypting)
     {
-        int count = Slot(mode, encrypting) is null ? 0 : 1;
+        int count = IsHandle(Slot(mode, encrypting)) ? 1 : 0;
         if (Volatile.Read(ref _spares) is { } spares)
         {
             int start = SpareStart(mode, encrypting);
             for (int i = 0; i < HandlesPerMode - 1; i++)
             {
-                count += spares[start + i] is null ? 0 : 1;
+                count += IsHandle(spares[start + i]) ? 1 : 0;
             }
         }
 
@@ -189,7 +198,11 @@ internal struct KeyedHandles
     }
 
     /// <summary>The handle cached in the main slot for <paramref name="mode"/> and direction, or null (a test seam).</summary>
-    internal BlockCipher? Peek(BlockCipherMode mode, bool encrypting) => Slot(mode, encrypting);
+    internal BlockCipher? Peek(BlockCipherMode mode, bool encrypting)
+    {
+        BlockCipher? held = Slot(mode, encrypting);
+        return IsHandle(held) ? held : null;
+    }
 
     [UnscopedRef]
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -206,31 +219,74 @@ internal struct KeyedHandles
     private static int SpareStart(BlockCipherMode mode, bool encrypting) =>
         ((int)mode * 2 + (encrypting ? 0 : 1)) * (HandlesPerMode - 1);
 
-    // The main slot was empty or held a handle from an older key: try the spares, then make a new handle.
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private BlockCipher RentSlow(BlockCipherMode mode, bool encrypting, int keySizeBits, BlockCipher? stale)
-    {
-        stale?.Release();
+    private static bool IsHandle(BlockCipher? held) => held is not null && held != s_busy;
 
-        if (Volatile.Read(ref _spares) is { } spares)
+    // The object overloads of Interlocked: the generic ones run as shared generic code with a run-time type test on every
+    // call (more than a hundred instructions on this hot path, measured with callgrind).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static BlockCipher? Reserve(ref BlockCipher? slot) =>
+        Unsafe.As<BlockCipher?>(Interlocked.Exchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), s_busy));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static T? Take<T>(ref T? slot)
+        where T : class => Unsafe.As<T?>(Interlocked.Exchange(ref Unsafe.As<T?, object?>(ref slot), null));
+
+    // The main slot was reserved by another caller, empty, or held a handle made with an older key (or there is no key).
+    [UnscopedRef]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private HandleLease RentSlow(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, int keySizeBits)
+    {
+        if (held != s_busy)
         {
+            return RentReserved(ref slot, held, mode, encrypting, keySizeBits);
+        }
+
+        if (HandlesPerMode > 1)
+        {
+            BlockCipher?[] spares = Volatile.Read(ref _spares) ?? AllocateSpares();
             int start = SpareStart(mode, encrypting);
             for (int i = 0; i < HandlesPerMode - 1; i++)
             {
-                ref BlockCipher? slot = ref spares[start + i];
-                if (Volatile.Read(ref slot) is not null && Take(ref slot) is { } spare)
+                ref BlockCipher? spare = ref spares[start + i];
+                if (Volatile.Read(ref spare) != s_busy && Reserve(ref spare) is var spareHeld && spareHeld != s_busy)
                 {
-                    KeyBox? current = Volatile.Read(ref _key);
-                    if (current is not null && spare.Key == current)
-                    {
-                        return spare;
-                    }
-
-                    spare.Release();
+                    return RentReserved(ref spare, spareHeld, mode, encrypting, keySizeBits);
                 }
             }
         }
 
+        // Every slot is reserved: a handle of this call's own, released when it returns (not cached).
+        return new HandleLease(ref this, ref Unsafe.NullRef<BlockCipher?>(), Create(mode, encrypting, keySizeBits));
+    }
+
+    // This caller holds the reservation of `slot`, which held `held` (nothing, or a handle that may be stale).
+    [UnscopedRef]
+    private HandleLease RentReserved(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, int keySizeBits)
+    {
+        KeyBox? key = Volatile.Read(ref _key);
+        if (held is not null && key is not null && held.Key == key)
+        {
+            return new HandleLease(ref this, ref slot, held);
+        }
+
+        held?.Release();
+        BlockCipher created;
+        try
+        {
+            created = Create(mode, encrypting, keySizeBits);
+        }
+        catch
+        {
+            // Give the reservation up, or the slot would stay busy for good.
+            Volatile.Write(ref slot, null);
+            throw;
+        }
+
+        return new HandleLease(ref this, ref slot, created);
+    }
+
+    private BlockCipher Create(BlockCipherMode mode, bool encrypting, int keySizeBits)
+    {
         KeyBox key = AcquireKey(keySizeBits);
         try
         {
@@ -244,76 +300,73 @@ internal struct KeyedHandles
         }
     }
 
-    // The slot operations, on the object overloads of Interlocked: the generic overloads run as shared generic code with
-    // a run-time type test on every call (more than a hundred instructions on this hot path, measured with callgrind).
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static T? Take<T>(ref T? slot)
-        where T : class => Unsafe.As<T?>(Interlocked.Exchange(ref Unsafe.As<T?, object?>(ref slot), null));
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool TryPut<T>(ref T? slot, T item)
-        where T : class => Interlocked.CompareExchange(ref Unsafe.As<T?, object?>(ref slot), item, null) is null;
-
-    // A handle was put back just as a key change emptied the slots: take it out again and release it, unless another
-    // caller already took it (that caller checks its generation and releases it).
-    private static void TakeBackStale<T>(ref T? slot, T item)
-        where T : KeyedResource
-    {
-        if (Interlocked.CompareExchange(ref Unsafe.As<T?, object?>(ref slot), null, item) == item)
-        {
-            item.Release();
-        }
-    }
-
-    // The main slot was taken (another caller put its handle there first), the handle is stale or faulted, or there
-    // is no key: try a spare slot, else release the handle.
+    // A handle of the caller's own, a faulted one, or one made with an older key: released, and the slot (if any) freed.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ReturnSlow(BlockCipher cipher, KeyBox? key)
+    private static void ReturnSlow(ref BlockCipher? slot, BlockCipher cipher)
     {
-        if (!cipher.IsFaulted && key is not null && cipher.Key == key && TryPutSpare(cipher, key))
+        if (!Unsafe.IsNullRef(ref slot))
         {
-            return;
+            Volatile.Write(ref slot, null);
         }
 
         cipher.Release();
     }
 
-    // Puts an unused resource into an empty slot, checking afterwards that no key change raced the put. True when the
-    // caller no longer holds it.
-    private bool TryPutBack<T>(ref T? slot, T item, KeyBox key)
-        where T : KeyedResource
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ReclaimStale(ref BlockCipher? slot, BlockCipher cipher)
     {
-        if (!TryPut(ref slot, item))
+        // Unless another caller already reserved the slot (it then checks the handle's key itself and releases it).
+        if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, cipher) == cipher)
         {
-            return false;
+            cipher.Release();
         }
-
-        if (Volatile.Read(ref _key) != key)
-        {
-            TakeBackStale(ref slot, item);
-        }
-
-        return true;
     }
 
-    private bool TryPutSpare(BlockCipher cipher, KeyBox key)
+    // Empties every slot that holds a handle. A caller giving its handle back (Return) stores it with a plain store and
+    // then rereads the key; the processor may let that read pass the store, so such a caller can miss this key change
+    // while the sweep below misses its store. When the sweep found a reserved slot (a call in flight), a process-wide
+    // memory barrier then makes every other thread's earlier stores visible here, and any later read of the key there
+    // see the new one; a second sweep takes what was put back meanwhile. Paid only when a call was in flight.
+    private void ReleaseCachedHandles()
     {
-        if (HandlesPerMode == 1)
+        if (SweepHandles())
         {
-            return false;
+            Interlocked.MemoryBarrierProcessWide();
+            SweepHandles();
         }
+    }
 
-        BlockCipher?[] spares = Volatile.Read(ref _spares) ?? AllocateSpares();
-        int start = SpareStart(cipher.Mode, cipher.Encrypting);
-        for (int i = 0; i < HandlesPerMode - 1; i++)
+    // True when a slot was reserved.
+    private bool SweepHandles()
+    {
+        bool reserved = Sweep(ref _ecbEncrypt) | Sweep(ref _ecbDecrypt) | Sweep(ref _cbcEncrypt) | Sweep(ref _cbcDecrypt);
+        if (Volatile.Read(ref _spares) is { } spares)
         {
-            ref BlockCipher? slot = ref spares[start + i];
-            if (Volatile.Read(ref slot) is null && TryPutBack(ref slot, cipher, key))
+            for (int i = 0; i < spares.Length; i++)
             {
-                return true;
+                reserved |= Sweep(ref spares[i]);
             }
         }
 
+        return reserved;
+    }
+
+    private static bool Sweep(ref BlockCipher? slot)
+    {
+        // A plain read first: most slots are empty, and an interlocked operation on each would cost more than the rest of
+        // a key change. A reserved slot is left to the caller that holds it.
+        BlockCipher? held = Volatile.Read(ref slot);
+        if (held is null)
+        {
+            return false;
+        }
+
+        if (held == s_busy)
+        {
+            return true;
+        }
+
+        ReclaimStale(ref slot, held);
         return false;
     }
 
@@ -336,39 +389,46 @@ internal struct KeyedHandles
         return winner;
     }
 
-    private static void ReleaseCached<T>(ref T? slot)
-        where T : KeyedResource
+    /// <summary>The object that marks a reserved slot.</summary>
+    private sealed class BusyMarker : BlockCipher
     {
-        // A plain read first: most slots are empty, and an interlocked exchange on each would cost more than the rest
-        // of a key change. A handle put there after this read is taken back by its own post-put check.
-        if (Volatile.Read(ref slot) is not null)
+        public BusyMarker()
+            : base(null!)
         {
-            Take(ref slot)?.Release();
         }
+
+        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output) =>
+            throw new InvalidOperationException("The busy marker is not a handle.");
+
+        public override CryptographicException CreateFailure() =>
+            throw new InvalidOperationException("The busy marker is not a handle.");
+
+        protected override void ReleaseCore() =>
+            throw new InvalidOperationException("The busy marker is not a handle.");
     }
 }
 
 /// <summary>A cached native handle held by one caller; <see cref="Dispose"/> gives it back. Use it with <c>using</c>.</summary>
-internal ref struct HandleLease
+internal readonly ref struct HandleLease
 {
     private readonly ref KeyedHandles _owner;
-    private readonly ref BlockCipher? _home;
+    private readonly ref BlockCipher? _slot;
 
-    internal HandleLease(ref KeyedHandles owner, ref BlockCipher? home, BlockCipher cipher)
+    internal HandleLease(ref KeyedHandles owner, ref BlockCipher? slot, BlockCipher cipher)
     {
         _owner = ref owner;
-        _home = ref home;
+        _slot = ref slot;
         Cipher = cipher;
     }
 
     /// <summary>The handle, keyed with the instance's key as of the moment it was taken.</summary>
     public BlockCipher Cipher { get; }
 
-    public readonly void Dispose() => _owner.Return(ref _home, Cipher);
+    public void Dispose() => _owner.Return(ref _slot, Cipher);
 }
 
 /// <summary>The stock instance that serves CFB, held by one caller; <see cref="Dispose"/> gives it back.</summary>
-internal ref struct CfbLease
+internal readonly ref struct CfbLease
 {
     private readonly ref KeyedHandles _owner;
     private readonly StockCfb _cfb;
@@ -380,9 +440,9 @@ internal ref struct CfbLease
     }
 
     /// <summary>A stock <see cref="System.Security.Cryptography.Aes"/> holding the instance's key.</summary>
-    public readonly Aes Aes => _cfb.Aes;
+    public Aes Aes => _cfb.Aes;
 
-    public readonly void Dispose() => _owner.ReturnCfb(_cfb);
+    public void Dispose() => _owner.ReturnCfb(_cfb);
 }
 
 /// <summary>
