@@ -18,8 +18,13 @@ namespace CachedCryptography.Core;
 /// <see cref="Interlocked.Exchange(ref object, object)"/>, which hands it whatever the slot held, and the lease puts the
 /// handle back with a plain store: nobody else writes a reserved slot (other callers exchange "busy" for "busy", which
 /// changes nothing; key changes leave busy slots alone). So a native handle is never used by two callers at once, each
-/// call pays one interlocked operation, and nothing waits or throws because another caller is busy: a caller that
-/// finds the main slot reserved tries the spare slots, and if all are reserved, uses a handle of its own for the call.</para>
+/// call pays one interlocked operation, and nothing waits or throws because another caller is busy.</para>
+/// <para><b>One thread, then several.</b> An instance used by one thread at a time keeps one slot per mode and direction
+/// inline. The first time a caller finds that slot reserved, the instance switches for good to shared slots: an array
+/// with one slot per processor for each mode and direction, each slot on a cache line of its own, and each thread
+/// starting at a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a cache
+/// line that another thread reads on every call (the inline slots sit beside the key, which every call reads). A
+/// caller that finds every shared slot reserved uses a handle of its own for the call.</para>
 /// <para><b>Key changes.</b> Every key change makes a new <see cref="KeyBox"/>, and every handle records the box it
 /// was keyed with (<see cref="KeyedResource.Key"/>). A key change publishes the new key first and then empties every
 /// slot that holds a handle; a handle is reused only if its key is the current one, checked when it is taken and when
@@ -29,15 +34,25 @@ namespace CachedCryptography.Core;
 /// freed under the reader.</para>
 /// <para><b>Bounds.</b> At most <see cref="HandlesPerMode"/> handles per mode and direction stay cached (the processor
 /// count, at least 1, at most 64), one per slot; a handle is made only by a caller that reserved an empty slot or found
-/// every slot reserved, so with k callers at once no more than k handles per mode and direction exist.</para>
+/// every slot reserved, so with k callers at once no more than k handles per mode and direction are kept.</para>
 /// </remarks>
 internal struct KeyedHandles
 {
     /// <summary>How many handles per mode and direction stay cached at most.</summary>
     internal static readonly int HandlesPerMode = Math.Clamp(Environment.ProcessorCount, 1, 64);
 
+    // Shared slots are this many references apart (64 bytes), so no two share a cache line.
+    private const int SharedStride = 8;
+
     // Marks a reserved slot. Never used as a handle.
     private static readonly BlockCipher s_busy = new BusyMarker();
+
+    // Where a thread starts looking among the shared slots: threads are numbered in the order they first need one, so
+    // that concurrent threads start at different slots.
+    [ThreadStatic]
+    private static int t_hint;
+
+    private static int s_lastHint;
 
     private readonly CipherBackend _backend;
     private KeyBox? _key;
@@ -46,8 +61,9 @@ internal struct KeyedHandles
     private BlockCipher? _cbcEncrypt;
     private BlockCipher? _cbcDecrypt;
 
-    // HandlesPerMode - 1 spare slots per mode and direction, allocated the first time two callers contend.
-    private BlockCipher?[]? _spares;
+    // HandlesPerMode shared slots per mode and direction, SharedStride apart, allocated the first time two callers
+    // contend; from then on the inline slots are no longer used (a handle taken from one moves to a shared slot).
+    private BlockCipher?[]? _shared;
     private StockCfb? _cfb;
 
     public KeyedHandles(CipherBackend backend) => _backend = backend;
@@ -63,6 +79,11 @@ internal struct KeyedHandles
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public HandleLease Rent(BlockCipherMode mode, bool encrypting, int keySizeBits)
     {
+        if (_shared is not null)
+        {
+            return RentShared(mode, encrypting, keySizeBits);
+        }
+
         ref BlockCipher? slot = ref Slot(mode, encrypting);
         BlockCipher? held = Reserve(ref slot);
         KeyBox? key = Volatile.Read(ref _key);
@@ -79,16 +100,17 @@ internal struct KeyedHandles
     /// <param name="slot">The slot the caller reserved, or a null reference for a handle of the caller's own.</param>
     /// <param name="cipher">The handle.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal readonly void Return(ref BlockCipher? slot, BlockCipher cipher)
+    internal void Return(ref BlockCipher? slot, BlockCipher cipher)
     {
-        KeyBox? key = Volatile.Read(in _key);
-        if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && key is not null && cipher.Key == key)
+        KeyBox? key = Volatile.Read(ref _key);
+        if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && key is not null && cipher.Key == key
+            && (_shared is null || !IsInlineSlot(ref slot)))
         {
             Volatile.Write(ref slot, cipher);
 
             // A key change since the check above left this slot alone (it was reserved): take the handle back. On its
             // own this read can miss a key change that races the store; see ReleaseCachedHandles for the other half.
-            if (Volatile.Read(in _key) != key)
+            if (Volatile.Read(ref _key) != key)
             {
                 ReclaimStale(ref slot, cipher);
             }
@@ -96,7 +118,7 @@ internal struct KeyedHandles
             return;
         }
 
-        ReturnSlow(ref slot, cipher);
+        ReturnSlow(ref slot, cipher, key);
     }
 
     /// <summary>The current key, with a reference taken (call <see cref="System.Runtime.InteropServices.SafeHandle.DangerousRelease"/>); generated first if there is none.</summary>
@@ -185,12 +207,11 @@ internal struct KeyedHandles
     internal int CachedCount(BlockCipherMode mode, bool encrypting)
     {
         int count = IsHandle(Slot(mode, encrypting)) ? 1 : 0;
-        if (Volatile.Read(ref _spares) is { } spares)
+        if (Volatile.Read(ref _shared) is { } shared)
         {
-            int start = SpareStart(mode, encrypting);
-            for (int i = 0; i < HandlesPerMode - 1; i++)
+            for (int i = 0; i < HandlesPerMode; i++)
             {
-                count += IsHandle(spares[start + i]) ? 1 : 0;
+                count += IsHandle(shared[SharedIndex(mode, encrypting, i)]) ? 1 : 0;
             }
         }
 
@@ -216,8 +237,17 @@ internal struct KeyedHandles
         return ref encrypting ? ref _cbcEncrypt : ref _cbcDecrypt;
     }
 
-    private static int SpareStart(BlockCipherMode mode, bool encrypting) =>
-        ((int)mode * 2 + (encrypting ? 0 : 1)) * (HandlesPerMode - 1);
+    private static int SharedIndex(BlockCipherMode mode, bool encrypting, int i) =>
+        ((((int)mode * 2) + (encrypting ? 0 : 1)) * HandlesPerMode + i) * SharedStride;
+
+    private static int ThreadHint
+    {
+        get
+        {
+            int hint = t_hint;
+            return hint != 0 ? hint : t_hint = Interlocked.Increment(ref s_lastHint) & int.MaxValue;
+        }
+    }
 
     private static bool IsHandle(BlockCipher? held) => held is not null && held != s_busy;
 
@@ -231,7 +261,7 @@ internal struct KeyedHandles
     private static T? Take<T>(ref T? slot)
         where T : class => Unsafe.As<T?>(Interlocked.Exchange(ref Unsafe.As<T?, object?>(ref slot), null));
 
-    // The main slot was reserved by another caller, empty, or held a handle made with an older key (or there is no key).
+    // The inline slot was reserved by another caller, empty, or held a handle made with an older key (or there is no key).
     [UnscopedRef]
     [MethodImpl(MethodImplOptions.NoInlining)]
     private HandleLease RentSlow(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, int keySizeBits)
@@ -241,22 +271,60 @@ internal struct KeyedHandles
             return RentReserved(ref slot, held, mode, encrypting, keySizeBits);
         }
 
-        if (HandlesPerMode > 1)
+        // Two callers at once: switch to the shared slots for good.
+        if (Volatile.Read(ref _shared) is null)
         {
-            BlockCipher?[] spares = Volatile.Read(ref _spares) ?? AllocateSpares();
-            int start = SpareStart(mode, encrypting);
-            for (int i = 0; i < HandlesPerMode - 1; i++)
+            Interlocked.CompareExchange(ref _shared, new BlockCipher?[4 * HandlesPerMode * SharedStride], null);
+        }
+
+        return RentShared(mode, encrypting, keySizeBits);
+    }
+
+    // A shared slot, starting at this thread's own; a handle of the call's own when every one is reserved.
+    [UnscopedRef]
+    private HandleLease RentShared(BlockCipherMode mode, bool encrypting, int keySizeBits)
+    {
+        BlockCipher?[] shared = _shared!;
+        int count = HandlesPerMode;
+        int start = ThreadHint % count;
+        for (int n = 0; n < count; n++)
+        {
+            int i = start + n < count ? start + n : start + n - count;
+            ref BlockCipher? slot = ref shared[SharedIndex(mode, encrypting, i)];
+            if (Volatile.Read(ref slot) == s_busy)
             {
-                ref BlockCipher? spare = ref spares[start + i];
-                if (Volatile.Read(ref spare) != s_busy && Reserve(ref spare) is var spareHeld && spareHeld != s_busy)
-                {
-                    return RentReserved(ref spare, spareHeld, mode, encrypting, keySizeBits);
-                }
+                continue;
+            }
+
+            BlockCipher? held = Reserve(ref slot);
+            if (held != s_busy)
+            {
+                // An empty shared slot: a handle still waiting in the inline slot (made before the switch) moves here.
+                return RentReserved(ref slot, held ?? TakeInline(mode, encrypting), mode, encrypting, keySizeBits);
             }
         }
 
         // Every slot is reserved: a handle of this call's own, released when it returns (not cached).
         return new HandleLease(ref this, ref Unsafe.NullRef<BlockCipher?>(), Create(mode, encrypting, keySizeBits));
+    }
+
+    // The handle in the inline slot, if one is waiting there (the slot is left empty); null otherwise.
+    private BlockCipher? TakeInline(BlockCipherMode mode, bool encrypting)
+    {
+        ref BlockCipher? inline = ref Slot(mode, encrypting);
+        if (!IsHandle(Volatile.Read(ref inline)))
+        {
+            return null;
+        }
+
+        BlockCipher? held = Reserve(ref inline);
+        if (held == s_busy)
+        {
+            return null;
+        }
+
+        Volatile.Write(ref inline, null);
+        return held;
     }
 
     // This caller holds the reservation of `slot`, which held `held` (nothing, or a handle that may be stale).
@@ -300,17 +368,47 @@ internal struct KeyedHandles
         }
     }
 
-    // A handle of the caller's own, a faulted one, or one made with an older key: released, and the slot (if any) freed.
+    // A handle of the caller's own, a faulted one, one made with an older key (released, and the slot freed), or a
+    // handle taken from the inline slot after the switch to shared slots (moved to a free shared slot if there is one).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ReturnSlow(ref BlockCipher? slot, BlockCipher cipher)
+    private void ReturnSlow(ref BlockCipher? slot, BlockCipher cipher, KeyBox? key)
     {
-        if (!Unsafe.IsNullRef(ref slot))
+        if (Unsafe.IsNullRef(ref slot))
         {
-            Volatile.Write(ref slot, null);
+            cipher.Release();
+            return;
+        }
+
+        Volatile.Write(ref slot, null);
+        if (cipher.IsFaulted || key is null || cipher.Key != key || _shared is not { } shared)
+        {
+            cipher.Release();
+            return;
+        }
+
+        BlockCipherMode mode = cipher.Mode;
+        bool encrypting = cipher.Encrypting;
+        for (int i = 0; i < HandlesPerMode; i++)
+        {
+            ref BlockCipher? free = ref shared[SharedIndex(mode, encrypting, i)];
+            if (Volatile.Read(ref free) is null
+                && Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref free), cipher, null) is null)
+            {
+                if (Volatile.Read(ref _key) != key)
+                {
+                    ReclaimStale(ref free, cipher);
+                }
+
+                return;
+            }
         }
 
         cipher.Release();
     }
+
+    private readonly bool IsInlineSlot(ref BlockCipher? slot) =>
+        Unsafe.AreSame(ref slot, ref Unsafe.AsRef(in _ecbEncrypt)) || Unsafe.AreSame(ref slot, ref Unsafe.AsRef(in _ecbDecrypt))
+        || Unsafe.AreSame(ref slot, ref Unsafe.AsRef(in _cbcEncrypt)) || Unsafe.AreSame(ref slot, ref Unsafe.AsRef(in _cbcDecrypt));
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void ReclaimStale(ref BlockCipher? slot, BlockCipher cipher)
@@ -340,11 +438,11 @@ internal struct KeyedHandles
     private bool SweepHandles()
     {
         bool reserved = Sweep(ref _ecbEncrypt) | Sweep(ref _ecbDecrypt) | Sweep(ref _cbcEncrypt) | Sweep(ref _cbcDecrypt);
-        if (Volatile.Read(ref _spares) is { } spares)
+        if (Volatile.Read(ref _shared) is { } shared)
         {
-            for (int i = 0; i < spares.Length; i++)
+            for (int i = 0; i < shared.Length; i += SharedStride)
             {
-                reserved |= Sweep(ref spares[i]);
+                reserved |= Sweep(ref shared[i]);
             }
         }
 
@@ -368,12 +466,6 @@ internal struct KeyedHandles
 
         ReclaimStale(ref slot, held);
         return false;
-    }
-
-    private BlockCipher?[] AllocateSpares()
-    {
-        var spares = new BlockCipher?[4 * (HandlesPerMode - 1)];
-        return Interlocked.CompareExchange(ref _spares, spares, null) ?? spares;
     }
 
     private KeyBox PublishGeneratedKey(int keySizeBits)
