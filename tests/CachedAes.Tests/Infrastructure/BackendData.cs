@@ -19,6 +19,8 @@ public static class BackendData
         ["SimulatedCngPseudoHandles"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles)),
         ["SimulatedCngProviders"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CngProviders)),
         ["SimulatedCommonCrypto"] = () => new CachedAes(SimulatedBackends.Create(SimulatedBackends.CommonCrypto)),
+        // CNG with Wine 8.0's CBC quirk, as selection hands it out after the self-test: CBC composed over the verified ECB handle.
+        ["SimulatedCngWine8Selected"] = () => new CachedAes(SimulatedBackends.Select(SimulatedBackends.CngWine8PseudoHandles, out _).Backend),
         // What platforms without a shim get: every "handle" is a stock Aes that creates a native handle per call.
         ["StockFallback"] = () => new CachedAes(StockBackend.Instance),
     };
