@@ -43,7 +43,7 @@ public class ConcurrencyTests
         {
             for (int i = 0; i < 96; i++)
             {
-                int kind = i % 6;
+                int kind = i % (BackendData.StockCfbWorks ? 6 : 4); // kinds 4 and 5 are CFB
                 byte[] data = TestUtil.Random(rng, rng.Next(0, 300));
                 byte[] input = kind switch
                 {
@@ -239,7 +239,7 @@ public class ConcurrencyTests
         for (int i = 0; i < 40; i++)
         {
             byte[] pt = RandomNumberGenerator.GetBytes(i * 7);
-            int kind = i % 6;
+            int kind = i % (BackendData.StockCfbWorks ? 6 : 4); // kinds 4 and 5 are CFB
             byte[] input = kind switch
             {
                 1 => stock.EncryptEcb(pt, PaddingMode.PKCS7),
