@@ -112,17 +112,16 @@ internal sealed class BackendSelection
         }
 
         TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-        string kind = native.Kind.ToString();
+        if (verdict.EcbFailure is null && verdict.CbcFailure is null)
+        {
+            return new BackendSelection(native, native, found.Detail, CachedAesPath.Native, null, CachedAesPath.Native, null, null, verdict, elapsed);
+        }
 
+        string kind = native.Kind.ToString();
         if (verdict.EcbFailure is not null)
         {
             string reason = $"the {kind} backend failed the self-test: {verdict.EcbFailure}";
             return Stock(native, found.Detail, reason, reason, null, verdict, elapsed);
-        }
-
-        if (verdict.CbcFailure is null)
-        {
-            return new BackendSelection(native, native, found.Detail, CachedAesPath.Native, null, CachedAesPath.Native, null, null, verdict, elapsed);
         }
 
         string cbcReason = $"the {kind} CBC handle failed the self-test: {verdict.CbcFailure}";
