@@ -74,7 +74,11 @@ internal static class Program
         Console.WriteLine(CachedAesDiagnostics.Describe());
         Console.WriteLine();
 
-        Runner.PlatformSkip = WineSkips.Reason;
+        if (RunSettings.WineVersion is not null)
+        {
+            Runner.PlatformSkip = WineSkips.Reason;
+        }
+
         var clock = System.Diagnostics.Stopwatch.StartNew();
         // On a thread of its own with room to spare (16 MB): Wine's exception dispatch is stack-hungry.
         Runner.Totals totals = new(0, 1, 0);

@@ -8,10 +8,9 @@ namespace CachedCryptography.WineTests;
 /// <summary>
 /// The contract tests that cannot run under Wine 8.0 and why, each reported as skipped (never as passed). One reuses a
 /// stock CBC transform (see <see cref="Reason"/>); all the others need stock CFB, which Wine's bcrypt lacks: stock .NET itself fails there (CFB8 with "Unknown error (0xc1000206)",
-/// CFB128 with "The current platform does not support the specified feedback size."), and after a failed CFB call the
-/// next one can hang the process. CachedAes runs CFB on stock <see cref="Aes"/>, so none of its own code goes untested
-/// by this; the ECB/CBC parts of these tests run on Linux and in the Windows CI job. The random tests leave CFB out
-/// instead (see BackendData.StockCfbWorks).
+/// CFB128 with "The current platform does not support the specified feedback size."). CachedAes runs CFB on stock
+/// <see cref="Aes"/>, so none of its own code goes untested by this; the ECB/CBC parts of these tests run on Linux and
+/// in the Windows CI job. The random tests leave CFB out instead (see BackendData.StockCfbWorks). Applied under Wine only.
 /// </summary>
 internal static class WineSkips
 {

@@ -28,7 +28,7 @@ public static class BackendData
     /// <summary>
     /// Whether stock <see cref="System.Security.Cryptography.Aes"/> CFB works here (CachedAes's CFB is stock's). True for
     /// this project; the Wine lane's own BackendData (tests/CachedAes.WineTests) says false, and the random tests then
-    /// leave CFB out: Wine 8.0's bcrypt has no CFB, and a failed CFB call there can hang the process.
+    /// leave CFB out: Wine 8.0's bcrypt has no CFB, so stock CFB itself fails there.
     /// </summary>
     public static bool StockCfbWorks => true;
 
