@@ -4,7 +4,8 @@ namespace CachedCryptography;
 public enum CachedAesBackend
 {
     /// <summary>
-    /// No supported native library was found: every one-shot behaves like stock
+    /// No supported native library was found, the platform's library failed the self-test, or the stock path was
+    /// forced (see <see cref="CachedAesDiagnostics"/> for which): every one-shot behaves like stock
     /// <see cref="System.Security.Cryptography.Aes.Create()"/>, creating a handle per call.
     /// </summary>
     StockFallback = 0,

@@ -56,6 +56,11 @@ public class ConcurrencyTests
         for (int i = 0; i < count; i++)
         {
             var kind = (Kind)(i % 8);
+            if (!BackendData.StockCfbWorks && kind is Kind.EncryptCfb or Kind.DecryptCfb)
+            {
+                continue; // CachedAes's CFB is stock's, which does not work where stock CFB does not (Wine).
+            }
+
             int length = kind is Kind.Wrap or Kind.Unwrap ? rng.Next(1, 600) : rng.Next(0, i % 5 == 0 ? 1100 : 100);
             byte[] data = TestUtil.Random(rng, length);
             byte[] input = kind switch
@@ -361,6 +366,11 @@ public class ConcurrencyTests
         {
             byte[] pt = RandomNumberGenerator.GetBytes(i * 7);
             var kind = (Kind)(i % 8);
+            if (!BackendData.StockCfbWorks && kind is Kind.EncryptCfb or Kind.DecryptCfb)
+            {
+                continue;
+            }
+
             byte[] input = kind switch
             {
                 Kind.DecryptEcb => stock.EncryptEcb(pt, PaddingMode.PKCS7),

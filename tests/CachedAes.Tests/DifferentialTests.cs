@@ -204,7 +204,7 @@ public class DifferentialTests
     {
         var c = new Case { Index = index, KeyIndex = keyIndex };
         int m = rng.Next(10);
-        c.Mode = m < 4 ? CipherMode.ECB : m < 8 ? CipherMode.CBC : CipherMode.CFB;
+        c.Mode = m < 4 ? CipherMode.ECB : m < 8 || !BackendData.StockCfbWorks ? CipherMode.CBC : CipherMode.CFB;
         c.Encrypt = rng.Next(2) == 0;
         c.Padding = rng.Next(60) == 0 ? (PaddingMode)(rng.Next(2) == 0 ? 0 : 6) : (PaddingMode)(1 + rng.Next(5));
         c.Feedback = rng.Next(2) == 0 ? 8 : 128;

@@ -30,7 +30,11 @@ public class KeyLifecycleTests
         using Aes stock = TestUtil.Stock(key);
         Assert.Equal(stock.EncryptEcb(s_pt, PaddingMode.PKCS7), cached.EncryptEcb(s_pt, PaddingMode.PKCS7));
         Assert.Equal(stock.EncryptCbc(s_pt, s_iv), cached.EncryptCbc(s_pt, s_iv));
-        Assert.Equal(stock.EncryptCfb(s_pt, s_iv, PaddingMode.None, 8), cached.EncryptCfb(s_pt, s_iv, PaddingMode.None, 8));
+        if (BackendData.StockCfbWorks) // false only in the Wine lane, where stock CFB itself fails
+        {
+            Assert.Equal(stock.EncryptCfb(s_pt, s_iv, PaddingMode.None, 8), cached.EncryptCfb(s_pt, s_iv, PaddingMode.None, 8));
+        }
+
         byte[] ct = stock.EncryptCbc(s_pt, s_iv, PaddingMode.ANSIX923);
         Assert.Equal(s_pt, cached.DecryptCbc(ct, s_iv, PaddingMode.ANSIX923));
     }

@@ -1,52 +1,58 @@
 using System;
+using System.Runtime.InteropServices;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 using CachedCryptography.Interop.OpenSsl;
-using CachedCryptography.Interop.Stock;
 
 namespace CachedCryptography.Interop;
 
-/// <summary>Chooses, once per process, the backend that new <see cref="CachedAes"/> instances use.</summary>
+/// <summary>
+/// Chooses, once per process, the backend that new <see cref="CachedAes"/> instances use: the platform's native
+/// backend after it passes <see cref="BackendSelfTest"/>, with per-mode fallback (see <see cref="BackendSelection.Select"/>),
+/// or the stock path when the AppContext switch or the environment variable forces it.
+/// </summary>
 internal static class CipherBackends
 {
-    private static readonly Lazy<CipherBackend> s_default = new(Select);
+    private static readonly Lazy<BackendSelection> s_selection = new(SelectForThisProcess);
 
-    /// <summary>The platform's backend, or <see cref="StockBackend"/> when none is available.</summary>
-    public static CipherBackend Default => s_default.Value;
+    /// <summary>The backend new instances use.</summary>
+    public static CipherBackend Default => s_selection.Value.Backend;
 
-    /// <summary>Why the stock fallback was chosen on a platform that has a shim (for diagnostics), or null.</summary>
-    public static string? FallbackReason { get; private set; }
+    /// <summary>The whole outcome, for <see cref="CachedAesDiagnostics"/>.</summary>
+    public static BackendSelection Selection => s_selection.Value;
 
-    private static CipherBackend Select()
+    private static BackendSelection SelectForThisProcess()
+    {
+        // Read once, here: changing either later has no effect on this process.
+        bool? switchValue = AppContext.TryGetSwitch(CachedAesDiagnostics.UseStockSwitchName, out bool isEnabled) ? isEnabled : null;
+        string? variable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseStockEnvironmentVariable);
+        return BackendSelection.Select(BackendSelection.ReadStockForcedBy(switchValue, variable), ProbePlatform);
+    }
+
+    /// <summary>The real platform's backend, unverified.</summary>
+    private static BackendSelection.PlatformProbe ProbePlatform()
     {
         if (OperatingSystem.IsWindows())
         {
-            if (CngBackend.TryCreate(out CipherBackend? cng))
-            {
-                return cng;
-            }
-
-            FallbackReason = "CNG AES ECB/CBC could not be opened.";
+            return CngBackend.TryCreate(out CipherBackend? cng)
+                ? new(cng, ((CngBackend)cng).UsesPseudoHandles ? "bcrypt.dll, algorithm pseudo-handles" : "bcrypt.dll, opened AES providers", null)
+                : new(null, "bcrypt.dll", "CNG AES ECB/CBC could not be opened");
         }
-        else if (OperatingSystem.IsMacOS())
+
+        if (OperatingSystem.IsMacOS())
         {
-            if (CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto))
-            {
-                return commonCrypto;
-            }
-
-            FallbackReason = "CommonCrypto could not create an AES cryptor.";
+            return CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto)
+                ? new(commonCrypto, "libcommonCrypto.dylib", null)
+                : new(null, "libcommonCrypto.dylib", "CommonCrypto could not create an AES cryptor");
         }
-        else if (OperatingSystem.IsLinux())
+
+        if (OperatingSystem.IsLinux())
         {
-            if (OpenSslBackend.TryCreate(out CipherBackend? openSsl, out string? reason))
-            {
-                return openSsl;
-            }
-
-            FallbackReason = reason;
+            return OpenSslBackend.TryCreate(out CipherBackend? openSsl, out string? reason)
+                ? new(openSsl, ((OpenSslBackend)openSsl).Description, null)
+                : new(null, "libcrypto", reason);
         }
 
-        return StockBackend.Instance;
+        return new(null, null, $"CachedAes has no native backend for {RuntimeInformation.RuntimeIdentifier}");
     }
 }

@@ -40,6 +40,14 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
     /// <summary>Whether the Windows 10 algorithm pseudo-handles work (false = older Windows: STATUS_INVALID_HANDLE).</summary>
     public bool PseudoHandlesSupported { get; init; } = true;
 
+    /// <summary>
+    /// Misbehave like Wine 8.0's bcrypt in CBC: the chaining value is kept in the key object, a call restarts at
+    /// <c>pbIV</c> only when it differs from the IV passed in the previous call on that key, and <c>pbIV</c> is never
+    /// written back. Status is success throughout, so one key used for two messages with the same IV gives a wrong
+    /// second output. (Windows starts every call at <c>pbIV</c> and writes the chaining value back into it.)
+    /// </summary>
+    public bool Wine8CbcQuirk { get; init; }
+
     /// <summary>Every call, in order, by CNG function name.</summary>
     public List<string> Calls { get; } = [];
 
@@ -297,6 +305,25 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
                     ? entry.Aes.EncryptEcb(source, result, PaddingMode.None)
                     : entry.Aes.DecryptEcb(source, result, PaddingMode.None);
             }
+            else if (source.Length > 0 && Wine8CbcQuirk)
+            {
+                if (entry.LastIv is null || !iv.SequenceEqual(entry.LastIv))
+                {
+                    entry.LastIv = iv.ToArray();
+                    iv.CopyTo(entry.Chain);
+                }
+
+                if (encrypt)
+                {
+                    _ = entry.Aes.EncryptCbc(source, entry.Chain, result, PaddingMode.None);
+                    result.AsSpan(^16).CopyTo(entry.Chain);
+                }
+                else
+                {
+                    _ = entry.Aes.DecryptCbc(source, entry.Chain, result, PaddingMode.None);
+                    source.AsSpan(^16).CopyTo(entry.Chain);
+                }
+            }
             else if (source.Length > 0)
             {
                 if (encrypt)
@@ -353,5 +380,10 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
         public Aes Aes { get; } = aes;
 
         public bool Destroyed { get; set; }
+
+        /// <summary>With <see cref="Wine8CbcQuirk"/>: the IV passed last, and the chaining value kept in the key.</summary>
+        public byte[]? LastIv { get; set; }
+
+        public byte[] Chain { get; } = new byte[16];
     }
 }

@@ -22,6 +22,12 @@ internal static class SimulatedBackends
     /// <summary>CommonCrypto cryptors.</summary>
     public const string CommonCrypto = "commoncrypto";
 
+    /// <summary>CNG on pseudo-handles over a layer with Wine 8.0's CBC quirk (see <see cref="SimulatedBCryptApi.Wine8CbcQuirk"/>). Not in <see cref="All"/>: its raw CBC is wrong by design.</summary>
+    public const string CngWine8PseudoHandles = "cng-wine8-pseudo-handles";
+
+    /// <summary>CNG on opened providers over a layer with Wine 8.0's CBC quirk. Not in <see cref="All"/>.</summary>
+    public const string CngWine8Providers = "cng-wine8-providers";
+
     /// <summary>Every simulated backend, by name.</summary>
     public static IReadOnlyList<string> All { get; } = [CngPseudoHandles, CngProviders, CommonCrypto];
 
@@ -64,6 +70,17 @@ internal static class SimulatedBackends
                     : throw new InvalidOperationException("The simulated CNG backend did not come up on opened providers.");
             }
 
+            case CngWine8PseudoHandles:
+            case CngWine8Providers:
+            {
+                bool pseudo = name == CngWine8PseudoHandles;
+                var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudo, Wine8CbcQuirk = true };
+                layer = api;
+                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend) && ((CngBackend)backend).UsesPseudoHandles == pseudo
+                    ? backend
+                    : throw new InvalidOperationException("The simulated Wine 8.0 CNG backend did not come up on the expected algorithm handles.");
+            }
+
             case CommonCrypto:
             {
                 var api = new SimulatedCommonCryptoApi();
@@ -76,5 +93,15 @@ internal static class SimulatedBackends
             default:
                 throw new ArgumentOutOfRangeException(nameof(name), name, "Unknown simulated backend.");
         }
+    }
+
+    /// <summary>
+    /// The backend that selection would hand to <see cref="CachedAes"/> for the named simulated layer: the layer's backend
+    /// after the self-test, with the per-mode fallback applied (see <see cref="BackendSelection.Select"/>).
+    /// </summary>
+    public static BackendSelection Select(string name, out ISimulatedNativeLayer layer)
+    {
+        CipherBackend raw = Create(name, out layer);
+        return BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, "simulated " + name, null));
     }
 }

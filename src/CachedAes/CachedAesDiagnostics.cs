@@ -1,0 +1,63 @@
+using System;
+using System.Reflection;
+using System.Runtime.InteropServices;
+using CachedCryptography.Interop;
+
+namespace CachedCryptography;
+
+/// <summary>
+/// Which native path <see cref="CachedAes"/> chose in this process, and why a backend or a mode fell back.
+/// </summary>
+/// <remarks>
+/// <para>The first <see cref="CachedAes"/> created in a process (or the first read of a member here) selects the backend:
+/// it loads the platform's library (OpenSSL <c>libcrypto</c> on Linux, <c>bcrypt.dll</c> on Windows, CommonCrypto on
+/// macOS) and runs a self-test of known answers from NIST SP 800-38A and RFC 5649 on reused handles, in both directions.
+/// A backend whose ECB or key wrap fails is not used (everything runs on stock <see cref="System.Security.Cryptography.Aes"/>);
+/// a backend whose CBC alone fails keeps its ECB handles and chains CBC over them in managed code. The outcome never
+/// changes afterwards.</para>
+/// <para>To take CachedAes out of the picture when you suspect a platform problem, force the stock path with the
+/// AppContext switch <see cref="UseStockSwitchName"/> (for example <c>&lt;RuntimeHostConfigurationOption
+/// Include="CachedAes.UseStockImplementation" Value="true" /&gt;</c> in the project file, or
+/// <see cref="AppContext.SetSwitch(string, bool)"/> before the first <see cref="CachedAes"/> is created) or the environment
+/// variable <see cref="UseStockEnvironmentVariable"/> set to <c>1</c> or <c>true</c>. Either one is enough; no native
+/// library is loaded then.</para>
+/// <para>For a bug report, include the text of <see cref="Describe"/>.</para>
+/// </remarks>
+public static class CachedAesDiagnostics
+{
+    /// <summary>The AppContext switch that, set to true, forces the stock path: <c>CachedAes.UseStockImplementation</c>.</summary>
+    public const string UseStockSwitchName = "CachedAes.UseStockImplementation";
+
+    /// <summary>The environment variable that, set to <c>1</c> or <c>true</c>, forces the stock path: <c>CACHEDAES_USE_STOCK</c>.</summary>
+    public const string UseStockEnvironmentVariable = "CACHEDAES_USE_STOCK";
+
+    /// <summary>The backend that new <see cref="CachedAes"/> instances use (the same as their <see cref="CachedAes.Backend"/>).</summary>
+    public static CachedAesBackend Backend => CipherBackends.Selection.Backend.Kind;
+
+    /// <summary>How ECB one-shots and RFC 5649 key wrap run.</summary>
+    public static CachedAesPath Ecb => CipherBackends.Selection.Ecb;
+
+    /// <summary>How CBC one-shots run.</summary>
+    public static CachedAesPath Cbc => CipherBackends.Selection.Cbc;
+
+    /// <summary>Why <see cref="Ecb"/> is not <see cref="CachedAesPath.Native"/> (the library is missing, the self-test step that failed,
+    /// or what forced the stock path); null when it is native.</summary>
+    public static string? EcbFallbackReason => CipherBackends.Selection.EcbReason;
+
+    /// <summary>Why <see cref="Cbc"/> is not <see cref="CachedAesPath.Native"/>; null when it is native.</summary>
+    public static string? CbcFallbackReason => CipherBackends.Selection.CbcReason;
+
+    /// <summary>
+    /// A few lines to paste into a bug report: the CachedAes and .NET versions, the OS, the backend and native library,
+    /// how each mode runs and why, the self-test's verdicts and time, and whether the stock path was forced.
+    /// </summary>
+    /// <returns>The report, lines separated by <see cref="Environment.NewLine"/>.</returns>
+    public static string Describe()
+    {
+        string version = typeof(CachedAesDiagnostics).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion
+            ?? typeof(CachedAesDiagnostics).Assembly.GetName().Version?.ToString()
+            ?? "unknown";
+        string header = $"CachedAes {version} on {RuntimeInformation.FrameworkDescription}, {RuntimeInformation.OSDescription} ({RuntimeInformation.RuntimeIdentifier})";
+        return CipherBackends.Selection.Describe(header);
+    }
+}

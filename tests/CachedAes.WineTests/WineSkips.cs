@@ -1,0 +1,46 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Security.Cryptography;
+
+namespace CachedCryptography.WineTests;
+
+/// <summary>
+/// The contract tests that cannot run under Wine 8.0 and why, each reported as skipped (never as passed). One reuses a
+/// stock CBC transform (see <see cref="Reason"/>); all the others need stock CFB, which Wine's bcrypt lacks: stock .NET itself fails there (CFB8 with "Unknown error (0xc1000206)",
+/// CFB128 with "The current platform does not support the specified feedback size."). CachedAes runs CFB on stock
+/// <see cref="Aes"/>, so none of its own code goes untested by this; the ECB/CBC parts of these tests run on Linux and
+/// in the Windows CI job. The random tests leave CFB out instead (see BackendData.StockCfbWorks). Applied under Wine only.
+/// </summary>
+internal static class WineSkips
+{
+    private const string NoCfb = "needs stock CFB, which Wine 8.0's bcrypt does not provide";
+
+    private static readonly HashSet<string> s_needStockCfb = new(StringComparer.Ordinal)
+    {
+        "BadInputTests.EncryptCfb_byte_array_overload_with_null_arguments_behaves_like_stock",
+        "BadInputTests.Int_returning_overload_with_short_destination_throws_ArgumentException",
+        "BadInputTests.Destination_too_small_returns_false_and_zero_bytes_written",
+        "BadInputTests.Bad_padding_on_decrypt_throws_CryptographicException",
+        "BadInputTests.None_with_a_partial_block_on_span_paths_throws_CryptographicException",
+    };
+
+    public static string? Reason(string test, object?[] row)
+    {
+        if (s_needStockCfb.Contains(test))
+        {
+            return NoCfb;
+        }
+
+        if (test == "TransformTests.Transform_is_independent_of_later_instance_changes")
+        {
+            // Its last step runs a second message through one stock CBC encryptor (CachedAes returns stock transforms):
+            // stock keeps its CNG key for the transform's life, so Wine 8.0's CBC quirk makes that message wrong. The
+            // same quirk on CachedAes's own cached handles is what the self-test catches and routes around.
+            return "a stock CBC transform reused for a second message hits Wine 8.0's CBC quirk (stock .NET's own behaviour there)";
+        }
+
+        // Theory rows for CFB (for example TransformTests' configurations).
+        return row.Any(value => value is CipherMode.CFB) ? NoCfb : null;
+    }
+}
