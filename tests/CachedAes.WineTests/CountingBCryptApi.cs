@@ -67,10 +67,10 @@ internal sealed class CountingBCryptApi(IBCryptApi inner) : IBCryptApi
         return status;
     }
 
-    public int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written) =>
+    public int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written) =>
         inner.Encrypt(key, input, iv, output, out written);
 
-    public int Decrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written) =>
+    public int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written) =>
         inner.Decrypt(key, input, iv, output, out written);
 
     public int DestroyKey(nint key)

@@ -131,11 +131,11 @@ public sealed class WineCngChecks(ITestOutputHelper output)
         byte[] first = new byte[64];
         byte[] second = new byte[64];
         byte[] ivCopy = (byte[])iv.Clone();
-        Assert.Equal(0, api.Encrypt(handle, data, ivCopy, first, out int written));
+        Assert.Equal(0, api.Encrypt(handle.DangerousGetHandle(), data, ivCopy, first, out int written));
         Assert.Equal(64, written);
         bool writesBack = ivCopy.AsSpan().SequenceEqual(first.AsSpan(48));
         ivCopy = (byte[])iv.Clone();
-        Assert.Equal(0, api.Encrypt(handle, data, ivCopy, second, out written));
+        Assert.Equal(0, api.Encrypt(handle.DangerousGetHandle(), data, ivCopy, second, out written));
         Assert.Equal(64, written);
         return new CbcProbe(first.AsSpan().SequenceEqual(expected), first.AsSpan().SequenceEqual(expected) && second.AsSpan().SequenceEqual(expected), writesBack);
     }

@@ -255,7 +255,7 @@ public sealed class CngBlockCipherTests
         using var handle = new SafeBCryptKeyHandle(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, key, handle));
 
-        Assert.Equal(0, _api.Encrypt(handle, data, iv, output, out int written));
+        Assert.Equal(0, _api.Encrypt(handle.DangerousGetHandle(), data, iv, output, out int written));
 
         Assert.Equal(48, written);
         Assert.Equal(Stock.Cbc(key, originalIv, data, true), output);
@@ -268,9 +268,9 @@ public sealed class CngBlockCipherTests
         using var handle = new SafeBCryptKeyHandle(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, new byte[16], handle));
 
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle, new byte[15], new byte[16], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle, new byte[32], new byte[16], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle, new byte[16], new byte[8], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.DangerousGetHandle(), new byte[15], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.DangerousGetHandle(), new byte[32], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.DangerousGetHandle(), new byte[16], new byte[8], new byte[16], out _));
         Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new SafeBCryptKeyHandle(_api)));
     }
 
@@ -326,14 +326,14 @@ public sealed class CngBlockCipherTests
             return FailAfterCreate ? SimulatedBCryptApi.STATUS_NO_MEMORY : status;
         }
 
-        public int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+        public int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         {
             int status = inner.Encrypt(key, input, iv, output, out written);
             written -= ShortWrite ? 16 : 0;
             return status;
         }
 
-        public int Decrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+        public int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
             => inner.Decrypt(key, input, iv, output, out written);
 
         public int DestroyKey(nint key) => inner.DestroyKey(key);

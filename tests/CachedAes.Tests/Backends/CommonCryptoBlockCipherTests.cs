@@ -250,7 +250,7 @@ public sealed class CommonCryptoBlockCipherTests
         using var handle = new SafeCCCryptorHandle(_api);
         Assert.Equal(0, _api.CreateWithMode(0, 1, default, new byte[16], handle));
 
-        Assert.Equal(SimulatedCommonCryptoApi.kCCUnimplemented, _api.Reset(handle, new byte[16]));
+        Assert.Equal(SimulatedCommonCryptoApi.kCCUnimplemented, _api.Reset(handle.DangerousGetHandle(), new byte[16]));
     }
 
     [Fact]
@@ -262,9 +262,9 @@ public sealed class CommonCryptoBlockCipherTests
         Assert.Equal(0, _api.CreateWithMode(0, 2, default, key, handle));
         byte[] output = new byte[32];
 
-        Assert.Equal(SimulatedCommonCryptoApi.kCCBufferTooSmall, _api.Update(handle, data, new byte[16], out _));
-        Assert.Equal(0, _api.Update(handle, data.AsSpan(0, 10), output, out nuint moved1));
-        Assert.Equal(0, _api.Update(handle, data.AsSpan(10), output, out nuint moved2));
+        Assert.Equal(SimulatedCommonCryptoApi.kCCBufferTooSmall, _api.Update(handle.DangerousGetHandle(), data, new byte[16], out _));
+        Assert.Equal(0, _api.Update(handle.DangerousGetHandle(), data.AsSpan(0, 10), output, out nuint moved1));
+        Assert.Equal(0, _api.Update(handle.DangerousGetHandle(), data.AsSpan(10), output, out nuint moved2));
 
         Assert.Equal((nuint)0, moved1);
         Assert.Equal((nuint)32, moved2);
@@ -292,9 +292,9 @@ public sealed class CommonCryptoBlockCipherTests
             return SimulatedCommonCryptoApi.kCCMemoryFailure;
         }
 
-        public int Update(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved) => inner.Update(cryptor, input, output, out moved);
+        public int Update(nint cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved) => inner.Update(cryptor, input, output, out moved);
 
-        public int Reset(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> iv) => inner.Reset(cryptor, iv);
+        public int Reset(nint cryptor, ReadOnlySpan<byte> iv) => inner.Reset(cryptor, iv);
 
         public int Release(nint cryptor) => inner.Release(cryptor);
     }

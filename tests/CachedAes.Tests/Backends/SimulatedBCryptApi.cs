@@ -233,10 +233,10 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
         }
     }
 
-    public int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    public int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         => Run("BCryptEncrypt", encrypt: true, key, input, iv, output, out written);
 
-    public int Decrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    public int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         => Run("BCryptDecrypt", encrypt: false, key, input, iv, output, out written);
 
     public int DestroyKey(nint key)
@@ -256,7 +256,7 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
         }
     }
 
-    private int Run(string function, bool encrypt, SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    private int Run(string function, bool encrypt, nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
     {
         lock (_lock)
         {
@@ -266,8 +266,8 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
                 return injected;
             }
 
-            nint handle = key.DangerousGetHandle();
-            if (key.IsClosed || !_keys.TryGetValue(handle, out Key? entry) || entry.Destroyed)
+            nint handle = key;
+            if (!_keys.TryGetValue(handle, out Key? entry) || entry.Destroyed)
             {
                 Violations.Add($"{function} with an unknown or destroyed key 0x{handle:X}");
                 return STATUS_INVALID_HANDLE;

@@ -112,7 +112,7 @@ internal sealed class SimulatedCommonCryptoApi : ICommonCryptoApi, ISimulatedNat
         }
     }
 
-    public int Update(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved)
+    public int Update(nint cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved)
     {
         lock (_lock)
         {
@@ -175,7 +175,7 @@ internal sealed class SimulatedCommonCryptoApi : ICommonCryptoApi, ISimulatedNat
         }
     }
 
-    public int Reset(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> iv)
+    public int Reset(nint cryptor, ReadOnlySpan<byte> iv)
     {
         lock (_lock)
         {
@@ -226,10 +226,10 @@ internal sealed class SimulatedCommonCryptoApi : ICommonCryptoApi, ISimulatedNat
         }
     }
 
-    private bool TryGet(SafeCCCryptorHandle cryptor, string function, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Cryptor? entry)
+    private bool TryGet(nint cryptor, string function, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Cryptor? entry)
     {
-        nint handle = cryptor.DangerousGetHandle();
-        if (cryptor.IsClosed || !_cryptors.TryGetValue(handle, out entry) || entry.Released)
+        nint handle = cryptor;
+        if (!_cryptors.TryGetValue(handle, out entry) || entry.Released)
         {
             Violations.Add($"{function} on an unknown or released cryptor 0x{handle:X}");
             entry = null;

@@ -50,43 +50,30 @@ internal sealed unsafe class BCryptApi : IBCryptApi
         return status;
     }
 
-    public int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    public int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         => Run(encrypt: true, key, input, iv, output, out written);
 
-    public int Decrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    public int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         => Run(encrypt: false, key, input, iv, output, out written);
 
     public int DestroyKey(nint key) => BCrypt.BCryptDestroyKey(key);
 
-    private static int Run(bool encrypt, SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
+    private static int Run(bool encrypt, nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
     {
-        bool addedRef = false;
-        try
-        {
-            key.DangerousAddRef(ref addedRef);
-            nint hKey = key.DangerousGetHandle();
-            int status;
-            uint result;
+        int status;
+        uint result;
 
-            // Pinning an empty span yields a null pointer: an empty IV is passed as NULL (ECB).
-            fixed (byte* pInput = input)
-            fixed (byte* pIv = iv)
-            fixed (byte* pOutput = output)
-            {
-                status = encrypt
-                    ? BCrypt.BCryptEncrypt(hKey, pInput, (uint)input.Length, null, pIv, (uint)iv.Length, pOutput, (uint)output.Length, out result, 0)
-                    : BCrypt.BCryptDecrypt(hKey, pInput, (uint)input.Length, null, pIv, (uint)iv.Length, pOutput, (uint)output.Length, out result, 0);
-            }
-
-            written = (int)result;
-            return status;
-        }
-        finally
+        // Pinning an empty span yields a null pointer: an empty IV is passed as NULL (ECB).
+        fixed (byte* pInput = input)
+        fixed (byte* pIv = iv)
+        fixed (byte* pOutput = output)
         {
-            if (addedRef)
-            {
-                key.DangerousRelease();
-            }
+            status = encrypt
+                ? BCrypt.BCryptEncrypt(key, pInput, (uint)input.Length, null, pIv, (uint)iv.Length, pOutput, (uint)output.Length, out result, 0)
+                : BCrypt.BCryptDecrypt(key, pInput, (uint)input.Length, null, pIv, (uint)iv.Length, pOutput, (uint)output.Length, out result, 0);
         }
+
+        written = (int)result;
+        return status;
     }
 }

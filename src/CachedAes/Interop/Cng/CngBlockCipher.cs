@@ -17,6 +17,7 @@ internal sealed class CngBlockCipher : BlockCipher
 {
     private readonly IBCryptApi _api;
     private readonly SafeBCryptKeyHandle _key;
+    private readonly nint _rawKey;
     private readonly byte[] _iv;
     private string? _failure;
 
@@ -25,6 +26,7 @@ internal sealed class CngBlockCipher : BlockCipher
     {
         _api = api;
         _key = key;
+        _rawKey = key.DangerousGetHandle();
         Mode = mode;
         Encrypting = encrypting;
         _iv = mode == BlockCipherMode.Cbc ? new byte[BlockSize] : [];
@@ -88,9 +90,10 @@ internal sealed class CngBlockCipher : BlockCipher
     {
         // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: _iv is empty, passed as NULL.
         iv.CopyTo(_iv);
+        // The raw handle: this object owns it through _key, and only the one caller holding this handle uses it.
         int status = Encrypting
-            ? _api.Encrypt(_key, input, _iv, output, out int written)
-            : _api.Decrypt(_key, input, _iv, output, out written);
+            ? _api.Encrypt(_rawKey, input, _iv, output, out int written)
+            : _api.Decrypt(_rawKey, input, _iv, output, out written);
 
         if (status == 0 && written == input.Length)
         {

@@ -28,11 +28,13 @@ internal interface IBCryptApi
     /// <summary>
     /// <c>BCryptEncrypt(key, input, input.Length, NULL, iv, iv.Length, output, output.Length, &amp;written, 0)</c>;
     /// an empty <paramref name="iv"/> is passed as NULL. CNG overwrites <paramref name="iv"/> with the chaining value.
+    /// <paramref name="key"/> is the raw key handle: its owner (a <see cref="SafeBCryptKeyHandle"/>) keeps it alive for the
+    /// call, so no reference is counted per call.
     /// </summary>
-    int Encrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
+    int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
 
     /// <summary><c>BCryptDecrypt</c>, with the same conventions as <see cref="Encrypt"/>.</summary>
-    int Decrypt(SafeBCryptKeyHandle key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
+    int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
 
     /// <summary><c>BCryptDestroyKey(key)</c>. Called only by <see cref="SafeBCryptKeyHandle"/>.</summary>
     int DestroyKey(nint key);

@@ -35,45 +35,20 @@ internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
         return status;
     }
 
-    public int Update(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved)
+    public int Update(nint cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved)
     {
-        bool addedRef = false;
-        try
+        fixed (byte* pInput = input)
+        fixed (byte* pOutput = output)
         {
-            cryptor.DangerousAddRef(ref addedRef);
-            fixed (byte* pInput = input)
-            fixed (byte* pOutput = output)
-            {
-                return CommonCryptor.CCCryptorUpdate(
-                    cryptor.DangerousGetHandle(), pInput, (nuint)input.Length, pOutput, (nuint)output.Length, out moved);
-            }
-        }
-        finally
-        {
-            if (addedRef)
-            {
-                cryptor.DangerousRelease();
-            }
+            return CommonCryptor.CCCryptorUpdate(cryptor, pInput, (nuint)input.Length, pOutput, (nuint)output.Length, out moved);
         }
     }
 
-    public int Reset(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> iv)
+    public int Reset(nint cryptor, ReadOnlySpan<byte> iv)
     {
-        bool addedRef = false;
-        try
+        fixed (byte* pIv = iv)
         {
-            cryptor.DangerousAddRef(ref addedRef);
-            fixed (byte* pIv = iv)
-            {
-                return CommonCryptor.CCCryptorReset(cryptor.DangerousGetHandle(), pIv);
-            }
-        }
-        finally
-        {
-            if (addedRef)
-            {
-                cryptor.DangerousRelease();
-            }
+            return CommonCryptor.CCCryptorReset(cryptor, pIv);
         }
     }
 

@@ -18,6 +18,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
 {
     private readonly ICommonCryptoApi _api;
     private readonly SafeCCCryptorHandle _cryptor;
+    private readonly nint _rawCryptor;
     private string? _failure;
 
     private CommonCryptoBlockCipher(CipherBackend backend, ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode, bool encrypting)
@@ -25,6 +26,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
     {
         _api = api;
         _cryptor = cryptor;
+        _rawCryptor = cryptor.DangerousGetHandle();
         Mode = mode;
         Encrypting = encrypting;
     }
@@ -100,14 +102,15 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
         // CBC: restart at the message's IV. ECB: never (see the remarks).
         if (Mode == BlockCipherMode.Cbc)
         {
-            int resetStatus = _api.Reset(_cryptor, iv);
+            int resetStatus = _api.Reset(_rawCryptor, iv);
             if (resetStatus != CommonCryptor.kCCSuccess)
             {
                 return Fail(Message("CCCryptorReset", resetStatus));
             }
         }
 
-        int status = _api.Update(_cryptor, input, output, out nuint moved);
+        // The raw reference: this object owns it through _cryptor, and only the one caller holding this handle uses it.
+        int status = _api.Update(_rawCryptor, input, output, out nuint moved);
         if (status != CommonCryptor.kCCSuccess)
         {
             return Fail(Message("CCCryptorUpdate", status));

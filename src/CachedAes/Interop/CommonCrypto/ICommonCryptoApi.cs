@@ -17,11 +17,15 @@ internal interface ICommonCryptoApi
     /// </summary>
     int CreateWithMode(uint operation, uint mode, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> key, SafeCCCryptorHandle cryptor);
 
-    /// <summary><c>CCCryptorUpdate(cryptor, input, input.Length, output, output.Length, &amp;moved)</c>.</summary>
-    int Update(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved);
+    /// <summary>
+    /// <c>CCCryptorUpdate(cryptor, input, input.Length, output, output.Length, &amp;moved)</c>. <paramref name="cryptor"/> is
+    /// the raw reference: its owner (a <see cref="SafeCCCryptorHandle"/>) keeps it alive for the call, so no reference is
+    /// counted per call.
+    /// </summary>
+    int Update(nint cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved);
 
     /// <summary><c>CCCryptorReset(cryptor, iv)</c>; <paramref name="iv"/> is 16 bytes.</summary>
-    int Reset(SafeCCCryptorHandle cryptor, ReadOnlySpan<byte> iv);
+    int Reset(nint cryptor, ReadOnlySpan<byte> iv);
 
     /// <summary><c>CCCryptorRelease(cryptor)</c>. Called only by <see cref="SafeCCCryptorHandle"/>.</summary>
     int Release(nint cryptor);
