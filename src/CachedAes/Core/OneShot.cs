@@ -118,10 +118,11 @@ internal static class OneShot
                 ThrowInvalidPadding();
             }
 
-            // The pad bytes are plaintext too.
+            // The pad bytes are plaintext too. The caller's memory stays observable, so a plain clear is never
+            // optimised away (ZeroMemory is for buffers about to go out of scope, and is not inlined).
             if (length != message.Length)
             {
-                CryptographicOperations.ZeroMemory(message.Slice(length));
+                message.Slice(length).Clear();
             }
 
             bytesWritten = length;
