@@ -30,7 +30,8 @@ internal static class OneShot
 
     // From this ciphertext length on, encryption reads whole blocks straight from the plaintext instead of copying
     // the plaintext into the destination first: the copy then costs more than the one or two extra native calls for
-    // the padded last block (and, for CBC on OpenSSL, the first block). Measured with the benchmark suite.
+    // the padded last block (and, for CBC on OpenSSL, the first block). Measured on OpenSSL 3.0 (AES-256, PKCS7, two
+    // builds alternating): 1 KiB ECB encryption 161 ns direct against 172 ns copying, 16 KiB 2.19 us against 2.30 us.
     private const int DirectEncryptLength = 1024;
 
     /// <summary>The core of <c>TryEncryptEcbCore</c>/<c>TryEncryptCbcCore</c>; <paramref name="iv"/> is empty for ECB.</summary>
