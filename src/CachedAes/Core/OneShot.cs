@@ -96,9 +96,14 @@ internal static class OneShot
 
         if (ciphertext.IsEmpty)
         {
-            // Nothing to decrypt; with a padding mode that removes padding there is no padding block, which is invalid.
-            bytesWritten = SymmetricPadding.GetUnpaddedLength(default, padding);
-            return bytesWritten >= 0 ? true : throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+            // Nothing to decrypt, and no handle needed; a padding mode that removes padding finds no padding block.
+            if (padding is not (PaddingMode.None or PaddingMode.Zeros))
+            {
+                ThrowInvalidPadding();
+            }
+
+            bytesWritten = 0;
+            return true;
         }
 
         if (destination.Length >= ciphertext.Length)
