@@ -13,7 +13,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
-out="$PWD/artifacts/wine"
+# Outside the repository: a Wine prefix's dosdevices/z: links to /, and tools that walk the repository (BenchmarkDotNet
+# looks for its project file that way) would walk the whole machine through it.
+out="${CACHEDAES_WINE_DIR:-${TMPDIR:-/tmp}/cachedaes-wine-lane}"
 rm -rf "$out"
 mkdir -p "$out"
 
