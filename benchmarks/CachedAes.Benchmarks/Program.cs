@@ -35,6 +35,7 @@ internal static class Program
         typeof(KwpSteady),
         typeof(KwpSingle),
         typeof(Rfc3394Steady),
+        typeof(DataProtectionRoundTrip),
     ];
 
     private static int Main(string[] args)
