@@ -28,6 +28,7 @@ public class EcbCbcShared
 
     private readonly object _gate = new();
     private CipherWorkload[] _workloads = [];
+    private byte[][] _spacers = [];
     private ThreadCrew? _crew;
     private Aes? _shared;
     private ThreadLocal<Aes>? _perThread;
@@ -105,10 +106,15 @@ public class EcbCbcShared
             throw new InvalidOperationException($"{OperationsPerInvoke} operations do not split evenly over {Threads} threads.");
         }
 
+        // Each thread's buffers are apart from the other's: objects allocated one after another sit side by side, and
+        // two threads writing destinations on one cache line would measure the line moving between cores, not the
+        // implementation. A spacer allocated between the workloads (and kept alive) keeps them two lines apart.
         _workloads = new CipherWorkload[Threads];
+        _spacers = new byte[Threads][];
         for (int i = 0; i < Threads; i++)
         {
             _workloads[i] = new CipherWorkload(Operation, 16);
+            _spacers[i] = new byte[128];
         }
 
         Func<int, Aes> instance = CreateInstanceSource(method);

@@ -41,7 +41,8 @@ internal struct KeyedHandles
     /// <summary>How many handles per mode and direction stay cached at most.</summary>
     internal static readonly int HandlesPerMode = Math.Clamp(Environment.ProcessorCount, 1, 64);
 
-    // Shared slots are this many references apart (64 bytes), so no two share a cache line.
+    // Shared slots are this many references apart (64 bytes), so no two share a cache line. The first stride of the
+    // array is left empty: a slot there would share a line with the array's length, which every caller reads.
     private const int SharedStride = 8;
 
     // Marks a reserved slot. Never used as a handle.
@@ -238,7 +239,7 @@ internal struct KeyedHandles
     }
 
     private static int SharedIndex(BlockCipherMode mode, bool encrypting, int i) =>
-        ((((int)mode * 2) + (encrypting ? 0 : 1)) * HandlesPerMode + i) * SharedStride;
+        ((((int)mode * 2) + (encrypting ? 0 : 1)) * HandlesPerMode + i + 1) * SharedStride;
 
     private static int ThreadHint
     {
@@ -274,7 +275,7 @@ internal struct KeyedHandles
         // Two callers at once: switch to the shared slots for good.
         if (Volatile.Read(ref _shared) is null)
         {
-            Interlocked.CompareExchange(ref _shared, new BlockCipher?[4 * HandlesPerMode * SharedStride], null);
+            Interlocked.CompareExchange(ref _shared, new BlockCipher?[((4 * HandlesPerMode) + 1) * SharedStride], null);
         }
 
         return RentShared(mode, encrypting, keySizeBits);
@@ -440,7 +441,7 @@ internal struct KeyedHandles
         bool reserved = Sweep(ref _ecbEncrypt) | Sweep(ref _ecbDecrypt) | Sweep(ref _cbcEncrypt) | Sweep(ref _cbcDecrypt);
         if (Volatile.Read(ref _shared) is { } shared)
         {
-            for (int i = 0; i < shared.Length; i += SharedStride)
+            for (int i = SharedStride; i < shared.Length; i += SharedStride)
             {
                 reserved |= Sweep(ref shared[i]);
             }

@@ -18,6 +18,10 @@ internal sealed class CngBlockCipher : BlockCipher
     private readonly IBCryptApi _api;
     private readonly SafeBCryptKeyHandle _key;
     private readonly nint _rawKey;
+    // CBC: where each message's IV is copied (CNG overwrites it), 64 bytes into a buffer with 64 bytes after it. It is
+    // written on every call, so it shares no cache line with another object, such as the same buffer of a handle made
+    // just before this one and used by another thread (see OpenSslCipher.ChainBlock). ECB: empty.
+    private const int IvOffset = 64;
     private readonly byte[] _iv;
     private string? _failure;
 
@@ -29,7 +33,7 @@ internal sealed class CngBlockCipher : BlockCipher
         _rawKey = key.DangerousGetHandle();
         Mode = mode;
         Encrypting = encrypting;
-        _iv = mode == BlockCipherMode.Cbc ? new byte[BlockSize] : [];
+        _iv = mode == BlockCipherMode.Cbc ? new byte[IvOffset + BlockSize + 64] : [];
     }
 
     /// <summary>
@@ -88,12 +92,13 @@ internal sealed class CngBlockCipher : BlockCipher
 
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
-        // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: _iv is empty, passed as NULL.
-        iv.CopyTo(_iv);
+        // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: no IV, passed as NULL.
+        Span<byte> ivCopy = Mode == BlockCipherMode.Cbc ? _iv.AsSpan(IvOffset, BlockSize) : default;
+        iv.CopyTo(ivCopy);
         // The raw handle: this object owns it through _key, and only the one caller holding this handle uses it.
         int status = Encrypting
-            ? _api.Encrypt(_rawKey, input, _iv, output, out int written)
-            : _api.Decrypt(_rawKey, input, _iv, output, out written);
+            ? _api.Encrypt(_rawKey, input, ivCopy, output, out int written)
+            : _api.Decrypt(_rawKey, input, ivCopy, output, out written);
 
         if (status == 0 && written == input.Length)
         {
