@@ -228,8 +228,8 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     /// Two handles made one after another by one thread sit side by side in memory, and handles are pooled: two
     /// threads can later use them at once, and if both chaining blocks shared a line, every CBC call would take the
     /// line from the other core. (The same effect, measured on the shared slots of one instance used by two threads:
-    /// 16 B EncryptEcb took 47-51 ns per call while one thread's slot shared a line with what the other read, 21 ns
-    /// once it did not.)
+    /// 16 B EncryptEcb took about 47 ns of wall time per call while one thread's slot shared a line with what the
+    /// other read, about 22 ns once it did not; one thread alone, about 40 ns.)
     /// </summary>
     [StructLayout(LayoutKind.Explicit, Size = 64 + BlockSize + 64)]
     private struct ChainBlock
