@@ -67,7 +67,8 @@ public class DataProtectionRoundTrip
                 EncryptionAlgorithmKeySize = 256,
                 ValidationAlgorithmType = typeof(HMACSHA256),
             });
-        services.Configure<KeyManagementOptions>(options => options.XmlRepository = new MemoryXmlRepository());
+        var repository = new MemoryXmlRepository();
+        services.Configure<KeyManagementOptions>(options => options.XmlRepository = repository);
         _services = services.BuildServiceProvider();
         _protector = _services.GetRequiredService<IDataProtectionProvider>().CreateProtector(Purpose);
 
@@ -79,9 +80,7 @@ public class DataProtectionRoundTrip
         }
 
         // The key Data Protection just created must name the algorithm under test (the key ring records it).
-        string keyXml = string.Concat(((MemoryXmlRepository)_services
-            .GetRequiredService<Microsoft.Extensions.Options.IOptions<KeyManagementOptions>>().Value.XmlRepository!)
-            .GetAllElements().Select(e => e.ToString()));
+        string keyXml = string.Concat(repository.GetAllElements().Select(e => e.ToString()));
         string expected = encryptionAlgorithm == typeof(Aes) ? "\"Aes\"" : "CachedAes";
         if (!keyXml.Contains(expected, StringComparison.Ordinal))
         {
