@@ -5,7 +5,8 @@ using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Core;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography.Breakdown;
 
@@ -31,7 +32,7 @@ internal sealed record Layer(string Name, string Description, Func<Fixture, Acti
 /// benchmarks/native-floor, measured the same way; breakdown.sh puts both in one table.
 /// <para>
 /// The internal names: <see cref="BlockCipher"/> (the seam: one ECB transform or one CBC message per call),
-/// <see cref="KeyedHandles"/> (the handle borrowed and given back per call), <see cref="OneShot"/> (padding, destination
+/// <see cref="KeyEpoch"/> (the handle borrowed from the key's slots and given back per call), <see cref="OneShot"/> (padding, destination
 /// sizing, hygiene), and the public <see cref="CachedAes"/> override.
 /// </para>
 /// </summary>
@@ -51,10 +52,10 @@ internal static class Layers
         new("handle", "BlockCipher.TryTransform from the backend: a virtual call, the raw-context update without GC transition, the never-reset CBC fix-up in the handle; encrypt copies the padded plaintext in first, as the one-shot does",
             f => f.HandleCall()),
 
-        new("lease", "KeyedHandles.Rent and HandleLease.Dispose around it: the handle taken from its slot and put back (two interlocked operations and the key-generation checks)",
+        new("lease", "KeyEpoch.Rent and HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one interlocked exchange, one store, the retirement check)",
             f => f.LeaseCall()),
 
-        new("oneshot", "OneShot.Encrypt/Decrypt: destination sizing, copy and PKCS7 pad or unpad (vectorised), failure hygiene",
+        new("oneshot", "the one-shot's length checks, then OneShot.Encrypt/Decrypt on the leased handle: copy and PKCS7 pad or unpad (vectorised), failure hygiene",
             f => f.OneShotCall()),
 
         new("public", "CachedAes's public span one-shot: the Aes base class checks and the virtual core call",
@@ -166,7 +167,7 @@ internal sealed unsafe class Fixture : IDisposable
     /// <summary>One message through a handle from the platform backend.</summary>
     public Action HandleCall()
     {
-        BlockCipher handle = CipherBackends.Default.Create(Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, Encrypting, _key);
+        BlockCipher handle = ProcessBackend.Current.Create(Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, Encrypting, _key);
         _owned.Add(new Releaser(handle));
         byte[] message = _message;
         byte[] output = _output;
@@ -180,10 +181,10 @@ internal sealed unsafe class Fixture : IDisposable
             : () => Check(handle.TryTransform(iv, message, output));
     }
 
-    /// <summary>The same, on a handle borrowed from an instance's slots and given back.</summary>
+    /// <summary>The same, on a handle borrowed from a key's slots and given back.</summary>
     public Action LeaseCall()
     {
-        CachedAes aes = KeyedInstance();
+        KeyHolder key = KeyedHolder();
         byte[] message = _message;
         byte[] output = _output;
         byte[] iv = Cbc ? _iv : [];
@@ -191,28 +192,40 @@ internal sealed unsafe class Fixture : IDisposable
         return Encrypting
             ? () =>
             {
-                using HandleLease lease = aes.Handles.Rent(mode, encrypting: true, 256);
+                using HandleLease lease = key.Rent(mode, encrypting: true);
                 message.CopyTo(output, 0);
                 Check(lease.Cipher.TryTransform(iv, output, output));
             }
             : () =>
             {
-                using HandleLease lease = aes.Handles.Rent(mode, encrypting: false, 256);
+                using HandleLease lease = key.Rent(mode, encrypting: false);
                 Check(lease.Cipher.TryTransform(iv, message, output));
             };
     }
 
-    /// <summary>One 16 B one-shot through <see cref="OneShot"/>.</summary>
+    /// <summary>One 16 B one-shot through <see cref="OneShot"/>, as CachedAes's cores call it: lengths first, then a lease.</summary>
     public Action OneShotCall()
     {
-        CachedAes aes = KeyedInstance();
+        KeyHolder key = KeyedHolder();
         byte[] input = Encrypting ? _plaintext : _message;
         byte[] output = _output;
         byte[] iv = Cbc ? _iv : [];
         BlockCipherMode mode = Cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
         return Encrypting
-            ? () => OneShot.Encrypt(ref aes.Handles, 256, mode, iv, PaddingMode.PKCS7, input, output, out _)
-            : () => OneShot.Decrypt(ref aes.Handles, 256, mode, iv, PaddingMode.PKCS7, input, output, out _);
+            ? () =>
+            {
+                int length = SymmetricPadding.GetCiphertextLength(input.Length, PaddingMode.PKCS7);
+                using HandleLease lease = key.Rent(mode, encrypting: true);
+                OneShot.Encrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output.AsSpan(0, length));
+            }
+            : () =>
+            {
+                if (OneShot.CheckDecryption(input.Length, output.Length, PaddingMode.PKCS7) == OneShot.Decryption.Needed)
+                {
+                    using HandleLease lease = key.Rent(mode, encrypting: false);
+                    OneShot.Decrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output, out _);
+                }
+            };
     }
 
     /// <summary>The public span one-shot on a kept instance (CachedAes, or stock for scale).</summary>
@@ -254,11 +267,11 @@ internal sealed unsafe class Fixture : IDisposable
         }
     }
 
-    private CachedAes KeyedInstance()
+    private KeyHolder KeyedHolder()
     {
-        var aes = new CachedAes { Key = _key };
-        _owned.Add(aes);
-        return aes;
+        var key = new KeyHolder(_key);
+        _owned.Add(key);
+        return key;
     }
 
     private static void Check(bool transformed)
@@ -313,5 +326,16 @@ internal sealed unsafe class Fixture : IDisposable
     private sealed class Releaser(BlockCipher handle) : IDisposable
     {
         public void Dispose() => handle.Release();
+    }
+
+    /// <summary>What a CachedAes holds for its key: the current epoch (in a field, as the lease protocol needs) and the backend.</summary>
+    private sealed class KeyHolder(byte[] key) : IDisposable
+    {
+        private KeyEpoch? _epoch = new(key);
+
+        public HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
+            KeyEpoch.Rent(ref _epoch, ProcessBackend.Current, 256, mode, encrypting);
+
+        public void Dispose() => KeyEpoch.Replace(ref _epoch, null);
     }
 }

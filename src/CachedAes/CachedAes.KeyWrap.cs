@@ -1,13 +1,13 @@
 using System;
 using System.Diagnostics;
-using System.Globalization;
 using System.Security.Cryptography;
 using CachedCryptography.Core;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography;
 
-// AES Key Wrap without padding (IETF RFC 3394; NIST SP 800-38F KW-AE/KW-AD), shaped like the members .NET 11 adds
+// Key wrap. With padding (RFC 5649): .NET 10's Aes members, whose two cores run on one cached ECB handle. Without
+// padding (IETF RFC 3394; NIST SP 800-38F KW-AE/KW-AD): shaped like the members .NET 11 adds
 // to Aes (API review of dotnet/runtime issue #130490, implemented in dotnet/runtime PR #132349):
 //
 //   public byte[] EncryptKeyWrap(byte[] plaintext);
@@ -36,18 +36,26 @@ public sealed partial class CachedAes
     // The largest plaintext whose wrap length still fits in an int, as in .NET 11 (and GetKeyWrapPaddedLength).
     private const int KeyWrapMaxPlaintextLength = 0x7FFF_FFF0;
 
-    private const string KeyWrapPlaintextLengthMessage =
-        "The plaintext must be a multiple of 8 bytes and at least 16 bytes long for the Key Wrap algorithm.";
+    /// <inheritdoc />
+    /// <remarks>RFC 5649 runs every step on one cached ECB encryption handle, held for the whole wrap.</remarks>
+    /// <exception cref="CryptographicException">A native call failed.</exception>
+    protected override void EncryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
+    {
+        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
+        KeyWrap.WrapPadded(ecb.Cipher, source, destination);
+    }
 
-    private const string KeyWrapCiphertextLengthMessage =
-        "The ciphertext is not a valid length for the Key Wrap unwrap algorithm: it must be a multiple of 8 bytes and at least 24 bytes long.";
-
-    // These three, and "Destination must be exactly N bytes." below, are the texts .NET 10 itself uses for the same
-    // conditions in the padded key wrap. The two length messages above stand for resources that are new in .NET 11;
-    // their wording is ours (exception types and parameter names are .NET 11's).
-    private const string PlaintextTooLargeMessage = "The specified plaintext size is too large.";
-    private const string DestinationTooShortMessage = "Destination is too short.";
-    private const string OverlappingBuffersMessage = "One or more provided buffers overlap.";
+    /// <inheritdoc />
+    /// <remarks>
+    /// RFC 5649 runs every step on one cached ECB decryption handle, held for the whole unwrap. The integrity checks are
+    /// combined without branching on secret data; on failure the destination is cleared.
+    /// </remarks>
+    /// <exception cref="CryptographicException">The ciphertext does not unwrap under this key (integrity check failed), or a native call failed.</exception>
+    protected override int DecryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
+    {
+        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
+        return KeyWrap.UnwrapPadded(ecb.Cipher, source, destination);
+    }
 
     /// <summary>
     /// Computes the output length of the IETF RFC 3394 AES Key Wrap algorithm for a plaintext length.
@@ -67,12 +75,12 @@ public sealed partial class CachedAes
     {
         if (plaintextLengthInBytes < KeyWrapMinPlaintextLength || plaintextLengthInBytes % KeyWrapBlockLength != 0)
         {
-            throw new ArgumentOutOfRangeException(nameof(plaintextLengthInBytes), KeyWrapPlaintextLengthMessage);
+            throw new ArgumentOutOfRangeException(nameof(plaintextLengthInBytes), Errors.KeyWrapPlaintextLength);
         }
 
         if (plaintextLengthInBytes > KeyWrapMaxPlaintextLength)
         {
-            throw new ArgumentOutOfRangeException(nameof(plaintextLengthInBytes), PlaintextTooLargeMessage);
+            throw new ArgumentOutOfRangeException(nameof(plaintextLengthInBytes), Errors.PlaintextTooLarge);
         }
 
         return plaintextLengthInBytes + KeyWrapBlockLength;
@@ -137,14 +145,12 @@ public sealed partial class CachedAes
 
         if (destination.Length != length)
         {
-            throw new ArgumentException(
-                string.Create(CultureInfo.InvariantCulture, $"Destination must be exactly {length} bytes."),
-                nameof(destination));
+            throw new ArgumentException(Errors.DestinationMustBeExactly(length), nameof(destination));
         }
 
         if (plaintext.Overlaps(destination))
         {
-            throw new CryptographicException(OverlappingBuffersMessage);
+            Errors.ThrowOverlappingBuffers();
         }
 
         EncryptKeyWrapCore(plaintext, destination);
@@ -156,8 +162,7 @@ public sealed partial class CachedAes
     /// <exception cref="ArgumentNullException"><paramref name="ciphertext"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="ciphertext"/> is shorter than 24 bytes or not a multiple of 8 bytes.</exception>
     /// <exception cref="CryptographicException">
-    /// The integrity check failed (the data was not wrapped under this key, or was altered), a native call failed, or another
-    /// thread is using this instance.
+    /// The integrity check failed (the data was not wrapped under this key, or was altered), or a native call failed.
     /// </exception>
     /// <remarks>The same member as .NET 11's <c>Aes.DecryptKeyWrap(byte[])</c>; on .NET 10 reached through a <see cref="CachedAes"/>-typed reference.</remarks>
     public byte[] DecryptKeyWrap(byte[] ciphertext)
@@ -171,8 +176,7 @@ public sealed partial class CachedAes
     /// <returns>The unwrapped key, 8 bytes shorter than <paramref name="ciphertext"/>.</returns>
     /// <exception cref="ArgumentException"><paramref name="ciphertext"/> is shorter than 24 bytes or not a multiple of 8 bytes.</exception>
     /// <exception cref="CryptographicException">
-    /// The integrity check failed (the data was not wrapped under this key, or was altered), a native call failed, or another
-    /// thread is using this instance.
+    /// The integrity check failed (the data was not wrapped under this key, or was altered), or a native call failed.
     /// </exception>
     /// <remarks>
     /// The same member as .NET 11's <c>Aes.DecryptKeyWrap(ReadOnlySpan&lt;byte&gt;)</c>; on .NET 10 reached through a
@@ -226,7 +230,7 @@ public sealed partial class CachedAes
             return bytesWritten;
         }
 
-        throw new ArgumentException(DestinationTooShortMessage, nameof(destination));
+        throw new ArgumentException(Errors.DestinationTooShort, nameof(destination));
     }
 
     /// <summary>
@@ -265,7 +269,7 @@ public sealed partial class CachedAes
 
         if (ciphertext.Overlaps(destination))
         {
-            throw new CryptographicException(OverlappingBuffersMessage);
+            Errors.ThrowOverlappingBuffers();
         }
 
         try
@@ -294,7 +298,7 @@ public sealed partial class CachedAes
     /// <param name="destination">Exactly <c>source.Length + 8</c> bytes, validated by the caller not to overlap the source.</param>
     private void EncryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: true, KeySizeValue);
+        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
         KeyWrap.Wrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
     }
 
@@ -309,7 +313,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The integrity check failed (the destination is then all zero), or a native call failed.</exception>
     private int DecryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: false, KeySizeValue);
+        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
         KeyWrap.Unwrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
         return destination.Length;
     }
@@ -319,12 +323,12 @@ public sealed partial class CachedAes
     {
         if (plaintext.Length < KeyWrapMinPlaintextLength || plaintext.Length % KeyWrapBlockLength != 0)
         {
-            throw new ArgumentException(KeyWrapPlaintextLengthMessage, nameof(plaintext));
+            throw new ArgumentException(Errors.KeyWrapPlaintextLength, nameof(plaintext));
         }
 
         if (plaintext.Length > KeyWrapMaxPlaintextLength)
         {
-            throw new ArgumentException(PlaintextTooLargeMessage, nameof(plaintext));
+            throw new ArgumentException(Errors.PlaintextTooLarge, nameof(plaintext));
         }
 
         return plaintext.Length + KeyWrapBlockLength;
@@ -335,7 +339,7 @@ public sealed partial class CachedAes
     {
         if (ciphertext.Length < KeyWrapMinCiphertextLength || ciphertext.Length % KeyWrapBlockLength != 0)
         {
-            throw new ArgumentException(KeyWrapCiphertextLengthMessage, nameof(ciphertext));
+            throw new ArgumentException(Errors.KeyWrapCiphertextLength, nameof(ciphertext));
         }
 
         return ciphertext.Length - KeyWrapBlockLength;

@@ -1,7 +1,9 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Core;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography;
 
@@ -39,17 +41,21 @@ namespace CachedCryptography;
 /// </remarks>
 public sealed partial class CachedAes : Aes
 {
-    // The key and every handle made with it; all thread-safe. A struct field, so a new instance allocates no extra object.
-    private KeyedHandles _handles;
+    // The library that makes this instance's handles: the process's choice, or a test's own backend.
+    private readonly CipherBackend _backend;
+
+    // The current key and the native handles made with it; null until a key is set or first needed, and after Dispose.
+    // Replaced, never mutated, on every key change (see KeyEpoch).
+    private KeyEpoch? _key;
 
     /// <summary>Creates an instance with a 256-bit key generated on first use, like <see cref="Aes.Create()"/>.</summary>
     public CachedAes()
-        : this(CipherBackends.Default)
+        : this(ProcessBackend.Current)
     {
     }
 
-    /// <summary>Creates an instance over a given backend (tests run every backend through one contract suite).</summary>
-    internal CachedAes(CipherBackend backend) => _handles = new KeyedHandles(backend);
+    /// <summary>Creates an instance over a given backend (the contract suite runs every backend through it).</summary>
+    internal CachedAes(CipherBackend backend) => _backend = backend;
 
     /// <summary>Creates a new <see cref="CachedAes"/> instance.</summary>
     /// <returns>A new instance; the caller disposes it.</returns>
@@ -61,16 +67,7 @@ public sealed partial class CachedAes : Aes
     /// <see cref="CachedAesBackend.CommonCrypto"/> on macOS, or <see cref="CachedAesBackend.StockFallback"/> where
     /// none is available (every call then behaves and costs like stock <see cref="Aes"/>).
     /// </value>
-    public CachedAesBackend Backend => _handles.Backend.Kind;
-
-    /// <summary>The key and handles (a test seam).</summary>
-    internal ref KeyedHandles Handles => ref _handles;
-
-    /// <summary>How many native handles this instance's backend has made (a test seam: tests give instances backends of their own).</summary>
-    internal int HandleCreations => _handles.Backend.Creations;
-
-    /// <summary>The handle cached in the main slot for a mode and direction, or null (a test seam).</summary>
-    internal BlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => _handles.Peek(mode, encrypting);
+    public CachedAesBackend Backend => _backend.Kind;
 
     /// <summary>Gets or sets the secret key.</summary>
     /// <value>A copy of the key; a random key of <see cref="KeySize"/> bits is generated on first read if none was set.
@@ -80,14 +77,22 @@ public sealed partial class CachedAes : Aes
     {
         get
         {
-            KeyBox key = _handles.AcquireKey(KeySizeValue);
-            try
+            while (true)
             {
-                return key.DangerousSpan.ToArray();
-            }
-            finally
-            {
-                key.DangerousRelease();
+                KeyEpoch key = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
+                if (key.TryAddRef())
+                {
+                    try
+                    {
+                        return key.DangerousKey.ToArray();
+                    }
+                    finally
+                    {
+                        key.DangerousRelease();
+                    }
+                }
+
+                // Replaced and released after it was read: read the new key.
             }
         }
 
@@ -103,127 +108,22 @@ public sealed partial class CachedAes : Aes
         set
         {
             base.KeySize = value;
-            _handles.ReplaceKey(null);
+            KeyEpoch.Replace(ref _key, null);
         }
     }
 
     /// <summary>Replaces the key with a random one of <see cref="KeySize"/> bits and releases the native handles.</summary>
-    public override void GenerateKey() => _handles.ReplaceKey(KeyedHandles.GenerateKey(KeySizeValue));
+    public override void GenerateKey() => KeyEpoch.Replace(ref _key, KeyEpoch.Generate(KeySizeValue));
 
     /// <summary>Replaces <see cref="SymmetricAlgorithm.IV"/> with a random 16-byte value.</summary>
     public override void GenerateIV() => IV = RandomNumberGenerator.GetBytes(BlockSize / 8);
-
-    /// <summary>Creates an encryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
-    /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
-    /// <returns>A stock encryptor.</returns>
-    /// <exception cref="CryptographicException">The mode is not supported.</exception>
-    public override ICryptoTransform CreateEncryptor() => CreateTransformWithOwnKey(encrypting: true);
-
-    /// <summary>Creates a decryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
-    /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
-    /// <returns>A stock decryptor.</returns>
-    /// <exception cref="CryptographicException">The mode is not supported.</exception>
-    public override ICryptoTransform CreateDecryptor() => CreateTransformWithOwnKey(encrypting: false);
-
-    /// <summary>Creates an encryptor for the given key and IV with this instance's mode, padding and feedback size, as stock does.</summary>
-    /// <param name="rgbKey">The key.</param>
-    /// <param name="rgbIV">The IV (required for CBC and CFB).</param>
-    /// <returns>A stock encryptor, independent of this instance.</returns>
-    /// <exception cref="ArgumentNullException"><paramref name="rgbKey"/> is null.</exception>
-    /// <exception cref="ArgumentException">The key or IV has an invalid size.</exception>
-    /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, or the mode is not supported.</exception>
-    public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => CreateTransform(rgbKey, rgbIV, encrypting: true);
-
-    /// <summary>Creates a decryptor for the given key and IV with this instance's mode, padding and feedback size, as stock does.</summary>
-    /// <param name="rgbKey">The key.</param>
-    /// <param name="rgbIV">The IV (required for CBC and CFB).</param>
-    /// <returns>A stock decryptor, independent of this instance.</returns>
-    /// <exception cref="ArgumentNullException"><paramref name="rgbKey"/> is null.</exception>
-    /// <exception cref="ArgumentException">The key or IV has an invalid size.</exception>
-    /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, or the mode is not supported.</exception>
-    public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => CreateTransform(rgbKey, rgbIV, encrypting: false);
 
     /// <inheritdoc />
     /// <remarks>Validated by the base class; replaces the key and releases the native handles made with the old one.</remarks>
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
         KeySizeValue = checked(8 * key.Length);
-        _handles.ReplaceKey(new KeyBox(key));
-    }
-
-    /// <summary>Encrypts with ECB on a cached ECB encryption handle.</summary>
-    /// <inheritdoc />
-    /// <exception cref="CryptographicException">
-    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
-    /// call failed (the handle is then released and the next call makes a new one).
-    /// </exception>
-    protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        OneShot.Encrypt(ref _handles, KeySizeValue, BlockCipherMode.Ecb, default, paddingMode, plaintext, destination, out bytesWritten);
-
-    /// <summary>Decrypts with ECB on a cached ECB decryption handle.</summary>
-    /// <inheritdoc />
-    /// <exception cref="CryptographicException">
-    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
-    /// No plaintext is left in <paramref name="destination"/>.
-    /// </exception>
-    protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        OneShot.Decrypt(ref _handles, KeySizeValue, BlockCipherMode.Ecb, default, paddingMode, ciphertext, destination, out bytesWritten);
-
-    /// <summary>Encrypts with CBC on a cached CBC encryption handle.</summary>
-    /// <inheritdoc />
-    /// <exception cref="CryptographicException">
-    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
-    /// call failed (the handle is then released and the next call makes a new one).
-    /// </exception>
-    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        OneShot.Encrypt(ref _handles, KeySizeValue, BlockCipherMode.Cbc, iv, paddingMode, plaintext, destination, out bytesWritten);
-
-    /// <summary>Decrypts with CBC on a cached CBC decryption handle.</summary>
-    /// <inheritdoc />
-    /// <exception cref="CryptographicException">
-    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
-    /// No plaintext is left in <paramref name="destination"/>.
-    /// </exception>
-    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        OneShot.Decrypt(ref _handles, KeySizeValue, BlockCipherMode.Cbc, iv, paddingMode, ciphertext, destination, out bytesWritten);
-
-    /// <inheritdoc />
-    /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
-    /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
-    protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
-    {
-        using CfbLease cfb = _handles.RentCfb(KeySizeValue);
-        return cfb.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
-    }
-
-    /// <inheritdoc />
-    /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
-    /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
-    protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
-    {
-        using CfbLease cfb = _handles.RentCfb(KeySizeValue);
-        return cfb.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
-    }
-
-    /// <inheritdoc />
-    /// <remarks>RFC 5649 runs every step on one cached ECB encryption handle, held for the whole wrap.</remarks>
-    /// <exception cref="CryptographicException">A native call failed.</exception>
-    protected override void EncryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: true, KeySizeValue);
-        KeyWrap.WrapPadded(ecb.Cipher, source, destination);
-    }
-
-    /// <inheritdoc />
-    /// <remarks>
-    /// RFC 5649 runs every step on one cached ECB decryption handle, held for the whole unwrap. The integrity checks are
-    /// combined without branching on secret data; on failure the destination is cleared.
-    /// </remarks>
-    /// <exception cref="CryptographicException">The ciphertext does not unwrap under this key (integrity check failed), or a native call failed.</exception>
-    protected override int DecryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: false, KeySizeValue);
-        return KeyWrap.UnwrapPadded(ecb.Cipher, source, destination);
+        KeyEpoch.Replace(ref _key, new KeyEpoch(key));
     }
 
     /// <summary>
@@ -235,33 +135,13 @@ public sealed partial class CachedAes : Aes
     {
         if (disposing)
         {
-            _handles.ReplaceKey(null);
+            KeyEpoch.Replace(ref _key, null);
         }
 
         base.Dispose(disposing);
     }
 
-    private ICryptoTransform CreateTransformWithOwnKey(bool encrypting)
-    {
-        byte[] key = Key;
-        try
-        {
-            return CreateTransform(key, IV, encrypting);
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(key);
-        }
-    }
-
-    // A short-lived stock instance with this instance's settings: the transform it makes copies the key and
-    // IV, so it outlives that instance and ignores later changes here, exactly like stock's own transforms.
-    private ICryptoTransform CreateTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
-    {
-        using Aes stock = Aes.Create();
-        stock.Mode = Mode;
-        stock.Padding = Padding;
-        stock.FeedbackSize = FeedbackSize;
-        return encrypting ? stock.CreateEncryptor(rgbKey, rgbIV) : stock.CreateDecryptor(rgbKey, rgbIV);
-    }
+    // A handle for `mode` and direction with the current key, held until the lease is disposed.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => KeyEpoch.Rent(ref _key, _backend, KeySizeValue, mode, encrypting);
 }

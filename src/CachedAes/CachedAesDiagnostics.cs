@@ -1,7 +1,7 @@
 using System;
 using System.Reflection;
 using System.Runtime.InteropServices;
-using CachedCryptography.Interop;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography;
 
@@ -32,20 +32,20 @@ public static class CachedAesDiagnostics
     public const string UseStockEnvironmentVariable = "CACHEDAES_USE_STOCK";
 
     /// <summary>The backend that new <see cref="CachedAes"/> instances use (the same as their <see cref="CachedAes.Backend"/>).</summary>
-    public static CachedAesBackend Backend => CipherBackends.Selection.Backend.Kind;
+    public static CachedAesBackend Backend => ProcessBackend.Selection.Backend.Kind;
 
     /// <summary>How ECB one-shots and RFC 5649 key wrap run.</summary>
-    public static CachedAesPath Ecb => CipherBackends.Selection.Ecb;
+    public static CachedAesPath Ecb => ProcessBackend.Selection.Ecb;
 
     /// <summary>How CBC one-shots run.</summary>
-    public static CachedAesPath Cbc => CipherBackends.Selection.Cbc;
+    public static CachedAesPath Cbc => ProcessBackend.Selection.Cbc;
 
     /// <summary>Why <see cref="Ecb"/> is not <see cref="CachedAesPath.Native"/> (the library is missing, the self-test step that failed,
     /// or what forced the stock path); null when it is native.</summary>
-    public static string? EcbFallbackReason => CipherBackends.Selection.EcbReason;
+    public static string? EcbFallbackReason => ProcessBackend.Selection.EcbReason;
 
     /// <summary>Why <see cref="Cbc"/> is not <see cref="CachedAesPath.Native"/>; null when it is native.</summary>
-    public static string? CbcFallbackReason => CipherBackends.Selection.CbcReason;
+    public static string? CbcFallbackReason => ProcessBackend.Selection.CbcReason;
 
     /// <summary>
     /// A few lines to paste into a bug report: the CachedAes and .NET versions, the OS, the backend and native library,
@@ -58,6 +58,6 @@ public static class CachedAesDiagnostics
             ?? typeof(CachedAesDiagnostics).Assembly.GetName().Version?.ToString()
             ?? "unknown";
         string header = $"CachedAes {version} on {RuntimeInformation.FrameworkDescription}, {RuntimeInformation.OSDescription} ({RuntimeInformation.RuntimeIdentifier})";
-        return CipherBackends.Selection.Describe(header);
+        return ProcessBackend.Selection.Describe(header);
     }
 }

@@ -1,6 +1,7 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;

@@ -7,7 +7,8 @@ using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
 using CachedCryptography.Core;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
@@ -108,7 +109,7 @@ public class ConcurrencyTests
         TimeSpan duration = TimeSpan.FromSeconds(2);
         byte[] key = RandomNumberGenerator.GetBytes(32);
         List<Op> ops = StockOps(key, 77, 160);
-        CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+        CountingBackend cipherBackend = BackendData.IsolatedBackend(backend);
         var cached = new CachedAes(cipherBackend) { Key = key };
         var wrong = new ConcurrentQueue<string>();
         long calls = 0;
@@ -157,7 +158,7 @@ public class ConcurrencyTests
             wrapIndex.Add(Convert.ToHexString(stock.EncryptKeyWrapPadded(pt)), i);
         }
 
-        CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+        CountingBackend cipherBackend = BackendData.IsolatedBackend(backend);
         var cached = new CachedAes(cipherBackend) { Key = keys[0] };
         int published = 0; // the highest key index whose Key setter / SetKey has returned
         int done = 0;
@@ -267,7 +268,7 @@ public class ConcurrencyTests
         byte[] ecb = stock.EncryptEcb(pt, PaddingMode.None);
         byte[] cbc = stock.EncryptCbc(pt, s_iv, PaddingMode.None);
         byte[] wrap = stock.EncryptKeyWrapPadded(pt);
-        CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+        CountingBackend cipherBackend = BackendData.IsolatedBackend(backend);
         var wrong = new ConcurrentQueue<string>();
 
         for (int round = 0; round < 40; round++)
@@ -321,10 +322,10 @@ public class ConcurrencyTests
     [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
     public void Handles_kept_per_mode_and_direction_are_bounded_by_the_threads_and_the_processor_count(string backend)
     {
-        int cap = KeyedHandles.HandlesPerMode;
+        int cap = KeyEpoch.HandlesPerMode;
         foreach (int threads in new[] { 1, 2, 4, cap + 2 }.Distinct())
         {
-            CipherBackend cipherBackend = BackendData.IsolatedBackend(backend);
+            CountingBackend cipherBackend = BackendData.IsolatedBackend(backend);
             var cached = new CachedAes(cipherBackend) { Key = RandomNumberGenerator.GetBytes(16) };
             int peak = 0;
             List<Exception> errors = RunThreads(threads, t =>
@@ -342,10 +343,10 @@ public class ConcurrencyTests
             });
 
             Assert.Empty(errors);
-            int kept = cached.Handles.CachedCount(BlockCipherMode.Ecb, encrypting: true);
+            int kept = cached.CachedCount(BlockCipherMode.Ecb, encrypting: true);
             Assert.InRange(kept, 1, Math.Min(threads, cap));
             Assert.Equal(kept, cipherBackend.LiveHandles);
-            Assert.Equal(0, cached.Handles.CachedCount(BlockCipherMode.Ecb, encrypting: false));
+            Assert.Equal(0, cached.CachedCount(BlockCipherMode.Ecb, encrypting: false));
 
             // Only momentarily can a handle beyond the cached ones exist: one per thread at most, plus the cache.
             Assert.InRange(peak, 1, threads + cap);

@@ -1,7 +1,8 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.OpenSsl;
 
 namespace CachedCryptography.Tests;
@@ -42,7 +43,7 @@ public sealed class DiagnosticsTests
         Assert.Null(CachedAesDiagnostics.CbcFallbackReason);
         Assert.Contains($"Backend: OpenSsl ({Libcrypto.LoadedFile} (OPENSSL_VERSION_NUMBER 0x", CachedAesDiagnostics.Describe(), StringComparison.Ordinal);
         Assert.Contains("Self-test: ECB and key wrap passed, CBC passed (", CachedAesDiagnostics.Describe(), StringComparison.Ordinal);
-        Assert.Same(CipherBackends.Selection.Native, CipherBackends.Default);
+        Assert.Same(ProcessBackend.Selection.Native, ProcessBackend.Current);
     }
 
     [Fact]

@@ -1,6 +1,7 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
 
@@ -35,7 +36,8 @@ public class NativeFailureTests
         byte[] key = RandomNumberGenerator.GetBytes(16);
         using Aes stock = TestUtil.Stock(key);
         var faults = new FaultInjectingBackend(BackendData.Backend(backend));
-        using var cached = new CachedAes(faults) { Key = key };
+        var counted = new CountingBackend(faults);
+        using var cached = new CachedAes(counted) { Key = key };
         BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
         foreach (int length in new[] { 16, 48, 208, 4096 })
         {
@@ -91,7 +93,7 @@ public class NativeFailureTests
         }
 
         cached.Dispose();
-        Assert.Equal(0, faults.LiveHandles);
+        Assert.Equal(0, counted.LiveHandles);
     }
 
     [Theory]
@@ -100,7 +102,8 @@ public class NativeFailureTests
     {
         byte[] key = RandomNumberGenerator.GetBytes(32);
         var faults = new FaultInjectingBackend(BackendData.Backend(backend));
-        using var cached = new CachedAes(faults) { Key = key };
+        var counted = new CountingBackend(faults);
+        using var cached = new CachedAes(counted) { Key = key };
         byte[] plaintext = RandomNumberGenerator.GetBytes(40);
         byte[] wrapped = cached.EncryptKeyWrapPadded(plaintext);
 
@@ -117,7 +120,7 @@ public class NativeFailureTests
         Assert.Equal(wrapped, cached.EncryptKeyWrapPadded(plaintext));
         Assert.Equal(plaintext, cached.DecryptKeyWrapPadded(wrapped));
         cached.Dispose();
-        Assert.Equal(0, faults.LiveHandles);
+        Assert.Equal(0, counted.LiveHandles);
     }
 
     private static byte[] Call(CachedAes aes, bool cbc, bool encrypting, byte[] input, byte[] destination, PaddingMode padding, int inputLength = -1)

@@ -1,7 +1,8 @@
 using System;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Tests.Infrastructure;
 
@@ -43,7 +44,7 @@ public static partial class OpenSslFailureTests
         Assert.Equal(CachedAesBackend.OpenSsl, cached.Backend);
         Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));
 
-        var handle = Assert.IsType<OpenSslCipher>(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
+        var handle = Assert.IsType<OpenSslCipher>(CountingBackend.Inner(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false)!));
         Assert.Equal(1, EVP_CIPHER_CTX_reset(handle.Context));
 
         byte[] destination = TestUtil.Filled(64);

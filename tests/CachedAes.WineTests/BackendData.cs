@@ -1,7 +1,8 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Infrastructure;
@@ -49,14 +50,14 @@ public static class BackendData
     /// <summary>A new CachedAes over a backend of the named kind of its own.</summary>
     public static CachedAes Create(string backend) => new(IsolatedBackend(backend));
 
+    /// <summary>A backend of the named kind that no other test uses, counted.</summary>
+    internal static CountingBackend IsolatedBackend(string backend) => new(Backend(backend));
+
     /// <summary>A backend of the named kind that no other test uses.</summary>
-    internal static CipherBackend IsolatedBackend(string backend) =>
+    internal static CipherBackend Backend(string backend) =>
         s_factories.TryGetValue(backend, out Func<CipherBackend>? factory)
             ? factory()
             : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
-
-    /// <summary>The same as <see cref="IsolatedBackend"/> here.</summary>
-    internal static CipherBackend Backend(string backend) => IsolatedBackend(backend);
 
     // Selection decides the shape (native, CBC over the native ECB, or stock) on one CNG backend; the instance gets a
     // fresh backend of that shape, so that the handles the self-test made are not counted as the instance's.
@@ -72,12 +73,12 @@ public static class BackendData
         }
 
         CngBackend probed = Open();
-        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(probed, "bcrypt.dll", null));
+        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(probed, null));
         return selection.Backend switch
         {
             CbcOverEcbBackend => new CbcOverEcbBackend(Open()),
             CngBackend => Open(),
-            _ => new CachedCryptography.Interop.Stock.StockBackend(),
+            _ => StockBackend.Instance,
         };
     }
 

@@ -1,6 +1,7 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 using Xunit.Abstractions;
 
@@ -17,7 +18,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     [Fact]
     public void Selection_chose_cng_on_the_expected_algorithm_handles()
     {
-        BackendSelection selection = CipherBackends.Selection;
+        BackendSelection selection = ProcessBackend.Selection;
         CngBackend cng = Assert.IsType<CngBackend>(selection.Native);
         bool expectPseudoHandles = RunSettings.ExpectPseudoHandles ?? OperatingSystem.IsWindowsVersionAtLeast(10);
 
@@ -45,14 +46,14 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     [Fact]
     public void The_self_tests_cbc_verdict_matches_what_bcrypt_really_does()
     {
-        BackendSelection selection = CipherBackends.Selection;
+        BackendSelection selection = ProcessBackend.Selection;
         CngBackend cng = Assert.IsType<CngBackend>(selection.Native);
         CbcProbe probe = ProbeCbc(BCryptApi.Instance, cng.CbcAlgorithm);
-        output.WriteLine($"probe: {probe}; verdict: {selection.SelfTest?.CbcFailure ?? "passed"}");
+        output.WriteLine($"probe: {probe}; verdict: {selection.SelfTestResult?.CbcFailure ?? "passed"}");
 
         Assert.True(probe.FirstMessageCorrect, "A fresh CBC key must give stock's ciphertext.");
-        Assert.NotNull(selection.SelfTest);
-        Assert.Equal(probe.RestartsAtSameIv, selection.SelfTest.Value.CbcFailure is null);
+        Assert.NotNull(selection.SelfTestResult);
+        Assert.Equal(probe.RestartsAtSameIv, selection.SelfTestResult.Value.CbcFailure is null);
         Assert.Equal(probe.RestartsAtSameIv ? CachedAesPath.Native : CachedAesPath.NativeEcbWithManagedChaining, CachedAesDiagnostics.Cbc);
         if (!probe.RestartsAtSameIv)
         {
@@ -84,7 +85,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
         Assert.Equal(pseudoHandles, cng.UsesPseudoHandles);
         bool restarts = ProbeCbc(api, cng.CbcAlgorithm).RestartsAtSameIv;
 
-        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, "counted", null));
+        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, null));
         output.WriteLine(selection.Describe("counted"));
 
         Assert.Equal(CachedAesPath.Native, selection.Ecb);

@@ -3,56 +3,129 @@ using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// AES key wrap with padding (RFC 5649) and the RFC 3394 wrap it is built on, written once over an
-/// <see cref="BlockCipher"/> ECB handle so that every backend gets the same allocation-free path.
+/// AES key wrap without padding (RFC 3394) and with padding (RFC 5649, which is RFC 3394 under an alternative initial
+/// value over zero-padded data), written once over an ECB <see cref="BlockCipher"/> so that every backend gets the same
+/// allocation-free path.
 /// </summary>
 /// <remarks>
-/// Every AES step transforms one 16-byte block held on the stack: the 64-bit integrity register A in
-/// the first half and the current 64-bit data block R[i] in the second. The data blocks themselves are
-/// processed in place in the caller's destination. Callers hold the handle (a lease from the owning
-/// instance) for the whole wrap and pass one for the matching direction (encrypt for wrap, decrypt for unwrap).
-/// A native failure throws the handle's own exception, and the destination is cleared.
+/// Every AES step transforms one 16-byte block held on the stack: the 64-bit integrity register A in the first half
+/// and the current 64-bit data block R[i] in the second. The data blocks themselves are processed in place in the
+/// caller's destination. Callers validate lengths and overlap (the public members throw .NET's exception types; here
+/// they are only asserted), hold the handle for the whole operation, and pass one for the matching direction (encrypt
+/// for wrap, decrypt for unwrap). On any failure the destination is cleared, and the working block always is.
 /// </remarks>
 internal static class KeyWrap
 {
-    /// <summary>The message text of the integrity failure, the same as the managed .NET implementation.</summary>
-    internal const string IntegrityFailureMessage = "The ciphertext did not successfully decrypt with the instance key.";
-
-    /// <summary>High 32 bits of the RFC 5649 alternative initial value.</summary>
+    /// <summary>High 32 bits of the RFC 5649 alternative initial value (section 3).</summary>
     private const uint AivPrefix = 0xA65959A6;
 
-    private const int BlockSize = 16;
-    private const int HalfBlock = 8;
+    private const int BlockSize = BlockCipher.BlockSize;
+    private const int HalfBlock = BlockSize / 2;
 
     /// <summary>
-    /// RFC 5649 wrap of <paramref name="source"/> (non-empty) into <paramref name="destination"/>, which is
-    /// exactly <c>Aes.GetKeyWrapPaddedLength(source.Length)</c> bytes and does not overlap the source.
+    /// RFC 5649 wrap of <paramref name="source"/> (non-empty) into <paramref name="destination"/>, which is exactly
+    /// <c>Aes.GetKeyWrapPaddedLength(source.Length)</c> bytes and does not overlap the source.
     /// </summary>
+    /// <exception cref="CryptographicException">A native call failed (the destination is then cleared).</exception>
     public static void WrapPadded(BlockCipher ecbEncrypt, ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        Debug.Assert(!source.IsEmpty);
-        Debug.Assert(destination.Length == PaddedLength(source.Length));
+        Debug.Assert(!source.IsEmpty && destination.Length == ((source.Length + 7) / 8 + 1) * 8);
+        Debug.Assert(!source.Overlaps(destination));
 
-        Span<byte> block = stackalloc byte[BlockSize];
-        bool completed = false;
+        // The alternative initial value: the prefix and the message length indicator (big-endian).
+        Span<byte> aiv = stackalloc byte[HalfBlock];
+        BinaryPrimitives.WriteUInt32BigEndian(aiv, AivPrefix);
+        BinaryPrimitives.WriteUInt32BigEndian(aiv.Slice(4), (uint)source.Length);
 
+        // The plaintext, zero-padded to whole semiblocks, goes where the wrap reads it from (in place).
+        Span<byte> padded = destination.Slice(HalfBlock);
+        source.CopyTo(padded);
+        padded.Slice(source.Length).Clear();
+        Wrap(ecbEncrypt, aiv, padded, destination);
+    }
+
+    /// <summary>
+    /// RFC 5649 unwrap of <paramref name="source"/> (at least 16 bytes, a multiple of 8) into
+    /// <paramref name="destination"/>, which is exactly <c>source.Length - 8</c> bytes and does not overlap the source.
+    /// Returns the plaintext length.
+    /// </summary>
+    /// <exception cref="CryptographicException">
+    /// The integrity check failed, or a native call failed; <paramref name="destination"/> is then left all zero.
+    /// </exception>
+    public static int UnwrapPadded(BlockCipher ecbDecrypt, ReadOnlySpan<byte> source, Span<byte> destination)
+    {
+        Debug.Assert(source.Length >= BlockSize && source.Length % HalfBlock == 0);
+        Debug.Assert(destination.Length == source.Length - HalfBlock && !source.Overlaps(destination));
+
+        Span<byte> a = stackalloc byte[HalfBlock];
         try
         {
-            BinaryPrimitives.WriteUInt32BigEndian(block, AivPrefix);
-            BinaryPrimitives.WriteUInt32BigEndian(block.Slice(4, 4), (uint)source.Length);
+            UnwrapInto(ecbDecrypt, source, destination, a);
 
+            // Every check below is computed without a data-dependent branch and folded into one value.
+            uint prefixDifference = BinaryPrimitives.ReadUInt32BigEndian(a) ^ AivPrefix;
+            uint messageLength = BinaryPrimitives.ReadUInt32BigEndian(a.Slice(4));
+            long paddedLength = destination.Length;
+
+            // 8(n-1) < L, i.e. L - (8n - 7) >= 0; and L <= 8n, i.e. 8n - L >= 0. The sign bit marks a failure.
+            long tooShort = messageLength - (paddedLength - (HalfBlock - 1));
+            long tooLong = paddedLength - messageLength;
+            ulong lengthFailure = ((ulong)tooShort | (ulong)tooLong) >> 63;
+
+            // Pad bytes can only be in the last semiblock; a byte at position p is padding when p >= L.
+            int padBits = 0;
+            long lastBlockStart = paddedLength - HalfBlock;
+            ReadOnlySpan<byte> lastBlock = destination.Slice((int)lastBlockStart);
+            for (int k = 0; k < HalfBlock; k++)
+            {
+                // (p - L) >> 63 is all ones when p < L (data byte) and zero when p >= L (pad byte).
+                long dataMask = (lastBlockStart + k - messageLength) >> 63;
+                padBits |= lastBlock[k] & ~(int)dataMask;
+            }
+
+            if ((prefixDifference | lengthFailure | (uint)padBits) != 0)
+            {
+                Errors.ThrowKeyWrapIntegrity();
+            }
+
+            return (int)messageLength;
+        }
+        catch
+        {
+            CryptographicOperations.ZeroMemory(destination);
+            throw;
+        }
+        finally
+        {
+            CryptographicOperations.ZeroMemory(a);
+        }
+    }
+
+    /// <summary>
+    /// RFC 3394 wrap of <paramref name="source"/> (a multiple of 8 bytes, at least 16; or exactly 8 when called by
+    /// <see cref="WrapPadded"/>, where RFC 5649 makes one semiblock a single AES block operation) with the initial value
+    /// <paramref name="iv"/> (8 bytes) into <paramref name="destination"/> (<c>source.Length + 8</c> bytes). The buffers
+    /// may overlap.
+    /// </summary>
+    /// <exception cref="CryptographicException">A native call failed (the destination is then cleared).</exception>
+    public static void Wrap(BlockCipher ecbEncrypt, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> source, Span<byte> destination)
+    {
+        Debug.Assert(iv.Length == HalfBlock && source.Length >= HalfBlock && source.Length % HalfBlock == 0);
+        Debug.Assert(destination.Length == source.Length + HalfBlock);
+
+        Span<byte> block = stackalloc byte[BlockSize];
+        try
+        {
+            iv.CopyTo(block);
             Span<byte> data = destination.Slice(HalfBlock);
             source.CopyTo(data);
-            data.Slice(source.Length).Clear();
-
             if (data.Length == HalfBlock)
             {
-                // One padded block: a single AES encryption of AIV || P.
                 data.CopyTo(block.Slice(HalfBlock));
                 Step(ecbEncrypt, block);
                 block.CopyTo(destination);
@@ -62,170 +135,81 @@ internal static class KeyWrap
                 WrapRounds(ecbEncrypt, block, data);
                 block.Slice(0, HalfBlock).CopyTo(destination);
             }
-
-            completed = true;
+        }
+        catch
+        {
+            // A native failure part way through would leave plaintext in the caller's buffer.
+            CryptographicOperations.ZeroMemory(destination);
+            throw;
         }
         finally
         {
             CryptographicOperations.ZeroMemory(block);
-
-            if (!completed)
-            {
-                // A native failure part way through would leave plaintext in the caller's buffer.
-                CryptographicOperations.ZeroMemory(destination);
-            }
-        }
-    }
-
-    /// <summary>
-    /// RFC 5649 unwrap of <paramref name="source"/> into <paramref name="destination"/>, which is exactly
-    /// <c>source.Length - 8</c> bytes and does not overlap the source. Returns the plaintext length.
-    /// </summary>
-    /// <exception cref="CryptographicException">
-    /// The integrity check failed; <paramref name="destination"/> is left all zero.
-    /// </exception>
-    public static int UnwrapPadded(BlockCipher ecbDecrypt, ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        Debug.Assert(source.Length >= BlockSize && source.Length % HalfBlock == 0);
-        Debug.Assert(destination.Length == source.Length - HalfBlock);
-
-        Span<byte> block = stackalloc byte[BlockSize];
-        bool completed = false;
-
-        try
-        {
-            if (source.Length == BlockSize)
-            {
-                // One padded block: a single AES decryption gives AIV || P.
-                source.CopyTo(block);
-                Step(ecbDecrypt, block);
-                block.Slice(HalfBlock).CopyTo(destination);
-            }
-            else
-            {
-                source.Slice(0, HalfBlock).CopyTo(block);
-                source.Slice(HalfBlock).CopyTo(destination);
-                UnwrapRounds(ecbDecrypt, block, destination);
-            }
-
-            // Every check below is computed without a data-dependent branch and folded into one value.
-            uint prefixDifference = BinaryPrimitives.ReadUInt32BigEndian(block) ^ AivPrefix;
-            uint messageLength = BinaryPrimitives.ReadUInt32BigEndian(block.Slice(4, 4));
-            long paddedLength = destination.Length;
-
-            // 8(n-1) < L, i.e. L - (8n - 7) >= 0; and L <= 8n, i.e. 8n - L >= 0. The sign bit marks a failure.
-            long tooShort = messageLength - (paddedLength - (HalfBlock - 1));
-            long tooLong = paddedLength - messageLength;
-            ulong lengthFailure = ((ulong)tooShort | (ulong)tooLong) >> 63;
-
-            // Pad bytes can only be in the last 8-byte block; a byte at position p is padding when p >= L.
-            int padBits = 0;
-            long lastBlockStart = paddedLength - HalfBlock;
-            ReadOnlySpan<byte> lastBlock = destination.Slice((int)lastBlockStart);
-
-            for (int k = 0; k < HalfBlock; k++)
-            {
-                // (p - L) >> 63 is all ones when p < L (data byte) and zero when p >= L (pad byte).
-                long dataMask = (lastBlockStart + k - messageLength) >> 63;
-                padBits |= lastBlock[k] & ~(int)dataMask;
-            }
-
-            ulong failure = prefixDifference | lengthFailure | (uint)padBits;
-
-            if (failure != 0)
-            {
-                throw new CryptographicException(IntegrityFailureMessage);
-            }
-
-            completed = true;
-            return (int)messageLength;
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(block);
-
-            if (!completed)
-            {
-                CryptographicOperations.ZeroMemory(destination);
-            }
-        }
-    }
-
-    /// <summary>
-    /// RFC 3394 wrap of <paramref name="source"/> (a multiple of 8 bytes, at least 16) with the initial
-    /// value <paramref name="iv"/> (8 bytes) into <paramref name="destination"/> (<c>source.Length + 8</c> bytes).
-    /// The buffers may overlap. The caller validates the lengths (the public members throw .NET's exception
-    /// types); here they are only asserted.
-    /// </summary>
-    public static void Wrap(BlockCipher ecbEncrypt, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> source, Span<byte> destination)
-    {
-        Debug.Assert(iv.Length == HalfBlock);
-        Debug.Assert(source.Length >= BlockSize && source.Length % HalfBlock == 0);
-        Debug.Assert(destination.Length == source.Length + HalfBlock);
-
-        Span<byte> block = stackalloc byte[BlockSize];
-        bool completed = false;
-
-        try
-        {
-            iv.CopyTo(block);
-            Span<byte> data = destination.Slice(HalfBlock);
-            source.CopyTo(data);
-            WrapRounds(ecbEncrypt, block, data);
-            block.Slice(0, HalfBlock).CopyTo(destination);
-            completed = true;
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(block);
-
-            if (!completed)
-            {
-                CryptographicOperations.ZeroMemory(destination);
-            }
         }
     }
 
     /// <summary>
     /// RFC 3394 unwrap of <paramref name="source"/> (a multiple of 8 bytes, at least 24) into
-    /// <paramref name="destination"/> (<c>source.Length - 8</c> bytes), checking the recovered integrity
-    /// register against <paramref name="expectedIv"/> (8 bytes) in constant time. The buffers may overlap.
-    /// The caller validates the lengths; here they are only asserted.
+    /// <paramref name="destination"/> (<c>source.Length - 8</c> bytes), checking the recovered integrity register against
+    /// <paramref name="expectedIv"/> (8 bytes) in constant time. The buffers may overlap.
     /// </summary>
     /// <exception cref="CryptographicException">
-    /// The integrity check failed; <paramref name="destination"/> is left all zero.
+    /// The integrity check failed, or a native call failed; <paramref name="destination"/> is then left all zero.
     /// </exception>
     public static void Unwrap(BlockCipher ecbDecrypt, ReadOnlySpan<byte> expectedIv, ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        Debug.Assert(expectedIv.Length == HalfBlock);
-        Debug.Assert(source.Length >= BlockSize + HalfBlock && source.Length % HalfBlock == 0);
+        Debug.Assert(expectedIv.Length == HalfBlock && source.Length >= BlockSize + HalfBlock && source.Length % HalfBlock == 0);
         Debug.Assert(destination.Length == source.Length - HalfBlock);
 
-        Span<byte> block = stackalloc byte[BlockSize];
-        bool completed = false;
-
+        Span<byte> a = stackalloc byte[HalfBlock];
         try
         {
-            // Read A before the copy: with overlapping buffers the copy may overwrite it.
-            source.Slice(0, HalfBlock).CopyTo(block);
-            source.Slice(HalfBlock).CopyTo(destination);
-            UnwrapRounds(ecbDecrypt, block, destination);
-
-            if (!CryptographicOperations.FixedTimeEquals(block.Slice(0, HalfBlock), expectedIv))
+            UnwrapInto(ecbDecrypt, source, destination, a);
+            if (!CryptographicOperations.FixedTimeEquals(a, expectedIv))
             {
-                throw new CryptographicException(IntegrityFailureMessage);
+                Errors.ThrowKeyWrapIntegrity();
+            }
+        }
+        catch
+        {
+            CryptographicOperations.ZeroMemory(destination);
+            throw;
+        }
+        finally
+        {
+            CryptographicOperations.ZeroMemory(a);
+        }
+    }
+
+    /// <summary>
+    /// The inverse of <see cref="Wrap"/>, without its integrity check: the data blocks go to <paramref name="data"/>
+    /// (<c>source.Length - 8</c> bytes) and the recovered integrity register to <paramref name="a"/> (8 bytes).
+    /// </summary>
+    private static void UnwrapInto(BlockCipher ecbDecrypt, ReadOnlySpan<byte> source, Span<byte> data, Span<byte> a)
+    {
+        Span<byte> block = stackalloc byte[BlockSize];
+        try
+        {
+            if (source.Length == BlockSize)
+            {
+                // One semiblock (RFC 5649 only): a single AES decryption gives A || P.
+                source.CopyTo(block);
+                Step(ecbDecrypt, block);
+                block.Slice(HalfBlock).CopyTo(data);
+            }
+            else
+            {
+                // Read A before the copy: with overlapping buffers the copy may overwrite it.
+                source.Slice(0, HalfBlock).CopyTo(block);
+                source.Slice(HalfBlock).CopyTo(data);
+                UnwrapRounds(ecbDecrypt, block, data);
             }
 
-            completed = true;
+            block.Slice(0, HalfBlock).CopyTo(a);
         }
         finally
         {
             CryptographicOperations.ZeroMemory(block);
-
-            if (!completed)
-            {
-                CryptographicOperations.ZeroMemory(destination);
-            }
         }
     }
 
@@ -254,9 +238,7 @@ internal static class KeyWrap
         }
     }
 
-    /// <summary>
-    /// The six RFC 3394 unwrap rounds, the inverse of <see cref="WrapRounds"/>.
-    /// </summary>
+    /// <summary>The six RFC 3394 unwrap rounds, the inverse of <see cref="WrapRounds"/>.</summary>
     private static void UnwrapRounds(BlockCipher ecbDecrypt, Span<byte> block, Span<byte> data)
     {
         int n = data.Length / HalfBlock;
@@ -278,10 +260,8 @@ internal static class KeyWrap
         }
     }
 
-    private static int PaddedLength(int length) => ((length + 7) / 8 + 1) * 8;
-
-    // One AES block operation in place; a native failure becomes the handle's exception (the callers' finally
-    // blocks then clear the destination).
+    // One AES block operation in place; a native failure becomes the handle's exception (the callers then clear the
+    // destination).
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void Step(BlockCipher ecb, Span<byte> block)
     {

@@ -1,24 +1,24 @@
 using System;
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core;
 
 /// <summary>
 /// The buffer logic of the ECB and CBC one-shots, written once for every backend: padding, destination sizing,
-/// overlapping buffers, and plaintext hygiene. The bytes a call leaves in the caller's destination, on success
-/// and on every failure, are the ones stock .NET leaves (its <c>UniversalCryptoOneShot</c> paths are followed case
-/// by case), and temporaries that hold plaintext live on the stack or in native memory, zeroed before release,
-/// never in movable GC memory.
+/// overlapping buffers, and plaintext hygiene. The caller checks the lengths first (<see cref="CheckDecryption"/>,
+/// <see cref="SymmetricPadding.GetCiphertextLength"/>) and only then rents a handle for the work here, so a call that
+/// cannot succeed never touches a native handle. The bytes a call leaves in the caller's destination, on success and on
+/// every failure, are the ones stock .NET leaves (its <c>UniversalCryptoOneShot</c> paths are followed case by case),
+/// and temporaries that hold plaintext live on the stack or in native memory, zeroed before release, never in movable
+/// GC memory.
 /// </summary>
 internal static class OneShot
 {
-    private const int BlockSize = SymmetricPadding.BlockSize;
+    private const int BlockSize = BlockCipher.BlockSize;
 
     // Stock decrypts a message that might not fit the destination on the stack up to this size, so a failure leaves
     // the destination untouched; above it, all but the last block go straight into the destination and a failure
@@ -30,140 +30,133 @@ internal static class OneShot
 
     // From this ciphertext length on, encryption reads whole blocks straight from the plaintext instead of copying
     // the plaintext into the destination first: the copy then costs more than the one or two extra native calls for
-    // the padded last block (and, for CBC on OpenSSL, the first block). Measured on OpenSSL 3.0 (AES-256, PKCS7, two
-    // builds alternating): 1 KiB ECB encryption 161 ns direct against 172 ns copying, 16 KiB 2.19 us against 2.30 us.
+    // the padded last block (and, for CBC on OpenSSL, the first block). The measurement behind the threshold is in
+    // docs/design-notes.md ("Encrypting from the source").
     private const int DirectEncryptLength = 1024;
 
-    /// <summary>The core of <c>TryEncryptEcbCore</c>/<c>TryEncryptCbcCore</c>; <paramref name="iv"/> is empty for ECB.</summary>
-    /// <exception cref="CryptographicException">The padding mode cannot pad this length, or a native call failed.</exception>
-    public static bool Encrypt(
-        ref KeyedHandles handles,
-        int keySizeBits,
-        BlockCipherMode mode,
-        ReadOnlySpan<byte> iv,
-        PaddingMode padding,
-        ReadOnlySpan<byte> plaintext,
-        Span<byte> destination,
-        out int bytesWritten)
+    /// <summary>What a decryption's lengths allow, decided before any handle is rented.</summary>
+    internal enum Decryption
     {
-        int length = SymmetricPadding.GetCiphertextLength(plaintext.Length, padding);
-        if (destination.Length < length)
+        /// <summary>The ciphertext is empty and the padding mode removes nothing: zero bytes, success.</summary>
+        Empty,
+
+        /// <summary>The destination cannot hold the plaintext whatever the padding turns out to be: fail (return false) without decrypting.</summary>
+        CannotFit,
+
+        /// <summary>Decrypt (<see cref="Decrypt"/>).</summary>
+        Needed,
+    }
+
+    /// <summary>The length checks of <c>TryDecryptEcbCore</c>/<c>TryDecryptCbcCore</c>, which stock makes before any native work.</summary>
+    /// <exception cref="CryptographicException">
+    /// The ciphertext is not whole blocks, or it is empty and <paramref name="padding"/> expects a padding block.
+    /// </exception>
+    public static Decryption CheckDecryption(int ciphertextLength, int destinationLength, PaddingMode padding)
+    {
+        if ((ciphertextLength & (BlockSize - 1)) != 0)
         {
-            bytesWritten = 0;
-            return false;
+            Errors.ThrowPartialBlock();
         }
 
-        if (length != 0)
+        if (ciphertextLength == 0)
         {
-            Span<byte> ciphertext = destination.Slice(0, length);
-            using HandleLease lease = handles.Rent(mode, encrypting: true, keySizeBits);
-            BlockCipher cipher = lease.Cipher;
-            bool transformed = length < DirectEncryptLength || PartiallyOverlap(plaintext, ciphertext)
-                ? EncryptInPlace(cipher, iv, padding, plaintext, ciphertext)
-                : EncryptFromSource(cipher, iv, padding, plaintext, ciphertext);
-
-            if (!transformed)
+            // A padding mode that removes padding finds no padding block.
+            if (padding is not (PaddingMode.None or PaddingMode.Zeros))
             {
-                // The destination may hold plaintext copied in before the failed transform.
-                CryptographicOperations.ZeroMemory(ciphertext);
-                throw cipher.CreateFailure();
+                Errors.ThrowInvalidPadding();
             }
+
+            return Decryption.Empty;
+        }
+
+        // Without depadding nothing is removed, and valid padding is at most one block: in either case a destination
+        // shorter than that cannot hold the plaintext, and (as stock does) the call fails without decrypting or
+        // checking the padding.
+        if (destinationLength < ciphertextLength
+            && (padding is PaddingMode.None or PaddingMode.Zeros || ciphertextLength - BlockSize > destinationLength))
+        {
+            return Decryption.CannotFit;
+        }
+
+        return Decryption.Needed;
+    }
+
+    /// <summary>
+    /// The work of <c>TryEncryptEcbCore</c>/<c>TryEncryptCbcCore</c> once the caller has checked the lengths:
+    /// <paramref name="ciphertext"/> is the destination cut to exactly
+    /// <see cref="SymmetricPadding.GetCiphertextLength"/> of the plaintext, which is not zero. <paramref name="iv"/> is
+    /// empty for ECB.
+    /// </summary>
+    /// <exception cref="CryptographicException">A native call failed (the ciphertext is then cleared).</exception>
+    public static void Encrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
+    {
+        Debug.Assert(ciphertext.Length == SymmetricPadding.GetCiphertextLength(plaintext.Length, padding) && !ciphertext.IsEmpty);
+        bool transformed = ciphertext.Length < DirectEncryptLength || PartiallyOverlap(plaintext, ciphertext)
+            ? EncryptInPlace(cipher, iv, padding, plaintext, ciphertext)
+            : EncryptFromSource(cipher, iv, padding, plaintext, ciphertext);
+
+        if (!transformed)
+        {
+            // The destination may hold plaintext copied in before the failed transform.
+            CryptographicOperations.ZeroMemory(ciphertext);
+            throw cipher.CreateFailure();
+        }
+    }
+
+    /// <summary>
+    /// The work of <c>TryDecryptEcbCore</c>/<c>TryDecryptCbcCore</c> once <see cref="CheckDecryption"/> said
+    /// <see cref="Decryption.Needed"/>. <paramref name="iv"/> is empty for ECB.
+    /// </summary>
+    /// <returns>False when the unpadded plaintext does not fit <paramref name="destination"/> (nothing is then left in it).</returns>
+    /// <exception cref="CryptographicException">
+    /// The padding is invalid, or a native call failed. No plaintext is left in <paramref name="destination"/>.
+    /// </exception>
+    public static bool Decrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> destination, out int bytesWritten)
+    {
+        Debug.Assert(CheckDecryption(ciphertext.Length, destination.Length, padding) == Decryption.Needed);
+        if (destination.Length < ciphertext.Length)
+        {
+            return DecryptIntoShortDestination(cipher, iv, padding, ciphertext, destination, out bytesWritten);
+        }
+
+        Span<byte> message = destination.Slice(0, ciphertext.Length);
+        if (!cipher.TryTransform(iv, InPlaceOrDisjoint(ciphertext, message), message))
+        {
+            CryptographicOperations.ZeroMemory(message);
+            throw cipher.CreateFailure();
+        }
+
+        int length = SymmetricPadding.GetUnpaddedLength(message, padding);
+        if (length < 0)
+        {
+            CryptographicOperations.ZeroMemory(message);
+            Errors.ThrowInvalidPadding();
+        }
+
+        // The pad bytes are plaintext too. The caller's memory stays observable, so a plain clear is never
+        // optimised away (ZeroMemory is for buffers about to go out of scope, and is not inlined).
+        if (length != message.Length)
+        {
+            message.Slice(length).Clear();
         }
 
         bytesWritten = length;
         return true;
     }
 
-    /// <summary>The core of <c>TryDecryptEcbCore</c>/<c>TryDecryptCbcCore</c>; <paramref name="iv"/> is empty for ECB.</summary>
-    /// <exception cref="CryptographicException">
-    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed. No plaintext is left in
-    /// <paramref name="destination"/>.
-    /// </exception>
-    public static bool Decrypt(
-        ref KeyedHandles handles,
-        int keySizeBits,
-        BlockCipherMode mode,
-        ReadOnlySpan<byte> iv,
-        PaddingMode padding,
-        ReadOnlySpan<byte> ciphertext,
-        Span<byte> destination,
-        out int bytesWritten)
-    {
-        if ((ciphertext.Length & (BlockSize - 1)) != 0)
-        {
-            ThrowPartialBlock();
-        }
-
-        if (ciphertext.IsEmpty)
-        {
-            // Nothing to decrypt, and no handle needed; a padding mode that removes padding finds no padding block.
-            if (padding is not (PaddingMode.None or PaddingMode.Zeros))
-            {
-                ThrowInvalidPadding();
-            }
-
-            bytesWritten = 0;
-            return true;
-        }
-
-        if (destination.Length >= ciphertext.Length)
-        {
-            Span<byte> message = destination.Slice(0, ciphertext.Length);
-            using HandleLease lease = handles.Rent(mode, encrypting: false, keySizeBits);
-            BlockCipher cipher = lease.Cipher;
-            if (!cipher.TryTransform(iv, InPlaceOrDisjoint(ciphertext, message), message))
-            {
-                CryptographicOperations.ZeroMemory(message);
-                throw cipher.CreateFailure();
-            }
-
-            int length = SymmetricPadding.GetUnpaddedLength(message, padding);
-            if (length < 0)
-            {
-                CryptographicOperations.ZeroMemory(message);
-                ThrowInvalidPadding();
-            }
-
-            // The pad bytes are plaintext too. The caller's memory stays observable, so a plain clear is never
-            // optimised away (ZeroMemory is for buffers about to go out of scope, and is not inlined).
-            if (length != message.Length)
-            {
-                message.Slice(length).Clear();
-            }
-
-            bytesWritten = length;
-            return true;
-        }
-
-        return DecryptIntoShortDestination(ref handles, keySizeBits, mode, iv, padding, ciphertext, destination, out bytesWritten);
-    }
-
-    // The destination is shorter than the ciphertext: it can still be long enough for the unpadded plaintext.
+    // The destination is shorter than the ciphertext but may still hold the unpadded plaintext, which is known only
+    // once the last block is decrypted.
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static bool DecryptIntoShortDestination(
-        ref KeyedHandles handles,
-        int keySizeBits,
-        BlockCipherMode mode,
+        BlockCipher cipher,
         ReadOnlySpan<byte> iv,
         PaddingMode padding,
         ReadOnlySpan<byte> ciphertext,
         Span<byte> destination,
-        out int bytesWritten)
-    {
-        // Without depadding nothing is removed, and valid padding is at most one block: in either case the plaintext
-        // cannot fit, and (as stock does) the call fails without decrypting or checking padding.
-        if (padding is PaddingMode.None or PaddingMode.Zeros || ciphertext.Length - BlockSize > destination.Length)
-        {
-            bytesWritten = 0;
-            return false;
-        }
-
-        // The destination may still hold the unpadded plaintext, which is known only once the last block is decrypted.
-        using HandleLease lease = handles.Rent(mode, encrypting: false, keySizeBits);
-        return ciphertext.Length > StackDecryptLimit && !PartiallyOverlap(ciphertext, destination)
-            ? DecryptLastBlockAside(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten)
-            : DecryptThroughTemporary(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
-    }
+        out int bytesWritten) =>
+        ciphertext.Length > StackDecryptLimit && !PartiallyOverlap(ciphertext, destination)
+            ? DecryptLastBlockAside(cipher, iv, padding, ciphertext, destination, out bytesWritten)
+            : DecryptThroughTemporary(cipher, iv, padding, ciphertext, destination, out bytesWritten);
 
     // Copy (memmove: any overlap is fine), pad, then encrypt in place with one native call.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -244,7 +237,7 @@ internal static class OneShot
 
         if (lastLength < 0)
         {
-            throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+            Errors.ThrowInvalidPadding();
         }
 
         bytesWritten = fits ? headLength + lastLength : 0;
@@ -276,7 +269,7 @@ internal static class OneShot
             int unpadded = SymmetricPadding.GetUnpaddedLength(temporary, padding);
             if (unpadded < 0)
             {
-                throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
+                Errors.ThrowInvalidPadding();
             }
 
             if (unpadded > destination.Length)
@@ -316,12 +309,6 @@ internal static class OneShot
         nint offset = Unsafe.ByteOffset(ref MemoryMarshal.GetReference(a), ref MemoryMarshal.GetReference(b));
         return offset != 0 && offset < a.Length && -offset < b.Length && a.Length != 0 && b.Length != 0;
     }
-
-    [DoesNotReturn]
-    private static void ThrowPartialBlock() => throw new CryptographicException(SymmetricPadding.PartialBlockMessage);
-
-    [DoesNotReturn]
-    private static void ThrowInvalidPadding() => throw new CryptographicException(SymmetricPadding.InvalidPaddingMessage);
 
     // The IV that continues a CBC message after `length` bytes of `ciphertext`: its last block so far (or the
     // message IV at the start). ECB has none.

@@ -1,10 +1,10 @@
 using System;
 using System.Diagnostics;
-using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core;
 
@@ -14,10 +14,7 @@ namespace CachedCryptography.Core;
 /// </summary>
 internal static class SymmetricPadding
 {
-    public const int BlockSize = 16;
-
-    internal const string PartialBlockMessage = "The input data is not a complete block.";
-    internal const string InvalidPaddingMessage = "Padding is invalid and cannot be removed.";
+    private const int BlockSize = BlockCipher.BlockSize;
 
     /// <summary>Ciphertext length for <paramref name="plaintextLength"/> bytes under <paramref name="padding"/>.</summary>
     /// <exception cref="CryptographicException"><see cref="PaddingMode.None"/> with a partial block.</exception>
@@ -33,7 +30,7 @@ internal static class SymmetricPadding
 
         if (padding == PaddingMode.None)
         {
-            ThrowPartialBlock();
+            Errors.ThrowPartialBlock();
         }
 
         // PKCS7, ANSI X9.23 and ISO 10126 always add 1..16 bytes; Zeros completes a partial block.
@@ -122,7 +119,4 @@ internal static class SymmetricPadding
         RandomNumberGenerator.Fill(random);
         return Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(random)).WithElement(BlockSize - 1, count);
     }
-
-    [DoesNotReturn]
-    private static void ThrowPartialBlock() => throw new CryptographicException(PartialBlockMessage);
 }

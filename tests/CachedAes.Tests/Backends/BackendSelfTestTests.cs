@@ -1,8 +1,8 @@
 using System;
 using System.Linq;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
-using CachedCryptography.Interop.Stock;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -23,7 +23,7 @@ public sealed class BackendSelfTestTests
         CipherBackend backend = SimulatedBackends.Create(name, out ISimulatedNativeLayer layer);
         int liveBefore = layer.LiveHandles;
 
-        BackendSelfTest.Result result = BackendSelfTest.Run(backend);
+        SelfTest.Result result = SelfTest.Run(backend);
 
         Assert.Null(result.EcbFailure);
         Assert.Null(result.CbcFailure);
@@ -34,13 +34,13 @@ public sealed class BackendSelfTestTests
     [Fact]
     public void The_stock_backend_and_this_platforms_native_backend_pass()
     {
-        Assert.Equal(default, BackendSelfTest.Run(StockBackend.Instance));
+        Assert.Equal(default, SelfTest.Run(StockBackend.Instance));
 
         // On Linux, Windows and macOS the real library was probed; it must pass here (on Windows and macOS this runs in CI).
         if (OperatingSystem.IsLinux() || OperatingSystem.IsWindows() || OperatingSystem.IsMacOS())
         {
-            CipherBackend native = Assert.IsAssignableFrom<CipherBackend>(CipherBackends.Selection.Native);
-            Assert.Equal(default, BackendSelfTest.Run(native));
+            CipherBackend native = Assert.IsAssignableFrom<CipherBackend>(ProcessBackend.Selection.Native);
+            Assert.Equal(default, SelfTest.Run(native));
         }
     }
 
@@ -49,7 +49,7 @@ public sealed class BackendSelfTestTests
     {
         var counting = new MisbehavingBackend(StockBackend.Instance);
 
-        Assert.Equal(default, BackendSelfTest.Run(counting));
+        Assert.Equal(default, SelfTest.Run(counting));
 
         Assert.Equal(14, counting.Created);
         Assert.Equal(0, counting.LiveHandles);
@@ -79,7 +79,7 @@ public sealed class BackendSelfTestTests
     {
         CipherBackend raw = SimulatedBackends.Create(name, out ISimulatedNativeLayer layer);
 
-        BackendSelfTest.Result result = BackendSelfTest.Run(raw);
+        SelfTest.Result result = SelfTest.Run(raw);
 
         Assert.Null(result.EcbFailure);
         Assert.NotNull(result.CbcFailure);
@@ -168,7 +168,7 @@ public sealed class BackendSelfTestTests
         // Only the handles keyed with the RFC 5649 example KEK go wrong, so the ECB examples pass and key wrap does not.
         var broken = new MisbehavingBackend(StockBackend.Instance)
         {
-            Corrupt = (_, encrypting, key, transform) => key.AsSpan().SequenceEqual(BackendSelfTest.Rfc5649Kek) && encrypting && transform == 2,
+            Corrupt = (_, encrypting, key, transform) => key.AsSpan().SequenceEqual(KnownAnswers.Rfc5649Kek) && encrypting && transform == 2,
         };
 
         BackendSelection selection = Select(broken);
@@ -233,13 +233,13 @@ public sealed class BackendSelfTestTests
         BackendSelection selection = BackendSelection.Select("a test", () =>
         {
             probed = true;
-            return new BackendSelection.PlatformProbe(StockBackend.Instance, null, null);
+            return new BackendSelection.PlatformProbe(StockBackend.Instance, null);
         });
 
         Assert.False(probed);
         Assert.Same(StockBackend.Instance, selection.Backend);
         Assert.Null(selection.Native);
-        Assert.Null(selection.SelfTest);
+        Assert.Null(selection.SelfTestResult);
         Assert.Equal(CachedAesPath.Stock, selection.Ecb);
         Assert.Equal(CachedAesPath.Stock, selection.Cbc);
         Assert.Equal("the stock path was forced by a test", selection.EcbReason);
@@ -249,7 +249,7 @@ public sealed class BackendSelfTestTests
     [Fact]
     public void No_backend_or_a_throwing_probe_means_stock_with_the_reason()
     {
-        BackendSelection missing = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(null, "libfoo", "libfoo.so.9 not found"));
+        BackendSelection missing = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(null, "libfoo.so.9 not found"));
         BackendSelection throwing = BackendSelection.Select(null, () => throw new DllNotFoundException("no such library"));
 
         Assert.Same(StockBackend.Instance, missing.Backend);
@@ -280,22 +280,22 @@ public sealed class BackendSelfTestTests
     public void The_embedded_known_answers_agree_with_stock_aes()
     {
         // A guard against a typo in the copied vectors: the self-test itself never computes what it expects.
-        foreach (BackendSelfTest.Sp80038aExample example in BackendSelfTest.Sp80038aExamples)
+        foreach (KnownAnswers.Sp80038aExample example in KnownAnswers.Sp80038aExamples)
         {
-            Assert.Equal(example.EcbCiphertext, Stock.Ecb(example.Key, BackendSelfTest.Sp80038aPlaintext, encrypt: true));
-            Assert.Equal(example.CbcCiphertext, Stock.Cbc(example.Key, BackendSelfTest.Sp80038aIv, BackendSelfTest.Sp80038aPlaintext, encrypt: true));
+            Assert.Equal(example.EcbCiphertext, Stock.Ecb(example.Key, KnownAnswers.Sp80038aPlaintext, encrypt: true));
+            Assert.Equal(example.CbcCiphertext, Stock.Cbc(example.Key, KnownAnswers.Sp80038aIv, KnownAnswers.Sp80038aPlaintext, encrypt: true));
         }
 
         using Aes aes = Aes.Create();
-        aes.Key = BackendSelfTest.Rfc5649Kek;
-        foreach ((byte[] key, byte[] wrapped) in BackendSelfTest.Rfc5649Examples)
+        aes.Key = KnownAnswers.Rfc5649Kek;
+        foreach ((byte[] key, byte[] wrapped) in KnownAnswers.Rfc5649Examples)
         {
             Assert.Equal(wrapped, aes.EncryptKeyWrapPadded(key));
         }
     }
 
     private static BackendSelection Select(CipherBackend backend) =>
-        BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(backend, "test", null));
+        BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(backend, null));
 
     private static byte[] Pad(byte[] data)
     {

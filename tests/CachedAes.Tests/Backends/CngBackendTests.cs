@@ -1,7 +1,8 @@
 using System;
 using System.Security.Cryptography;
 using CachedCryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Backends;

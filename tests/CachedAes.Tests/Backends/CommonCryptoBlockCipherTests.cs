@@ -1,7 +1,8 @@
 using System;
 using System.Security.Cryptography;
 using CachedCryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.CommonCrypto;
 
 namespace CachedCryptography.Tests.Backends;
@@ -11,7 +12,7 @@ public sealed class CommonCryptoBlockCipherTests
     private readonly SimulatedCommonCryptoApi _api = new();
 
     private CommonCryptoBlockCipher Make(bool ecb, bool encrypting, byte[] key)
-        => CommonCryptoBlockCipher.Create(TestBackend.Instance, _api, ecb ? BlockCipherMode.Ecb : BlockCipherMode.Cbc, encrypting, key);
+        => CommonCryptoBlockCipher.Create(_api, ecb ? BlockCipherMode.Ecb : BlockCipherMode.Cbc, encrypting, key);
 
     private static byte[] Run(CommonCryptoBlockCipher cipher, byte[]? iv, byte[] input)
     {
@@ -276,7 +277,7 @@ public sealed class CommonCryptoBlockCipherTests
     {
         var api = new FailAfterCreateApi(_api);
 
-        var e = Assert.Throws<CryptographicException>(() => CommonCryptoBlockCipher.Create(TestBackend.Instance, api, BlockCipherMode.Ecb, true, Stock.Bytes(16, 130)));
+        var e = Assert.Throws<CryptographicException>(() => CommonCryptoBlockCipher.Create(api, BlockCipherMode.Ecb, true, Stock.Bytes(16, 130)));
 
         Assert.Contains("-4302 (kCCMemoryFailure)", e.Message, StringComparison.Ordinal);
         Assert.Single(_api.Calls, c => c == "CCCryptorRelease");

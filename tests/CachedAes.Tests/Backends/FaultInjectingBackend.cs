@@ -1,7 +1,8 @@
 using System;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -18,13 +19,12 @@ internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
 
     public override CachedAesBackend Kind => inner.Kind;
 
-    /// <summary>The inner backend's own live-handle count.</summary>
-    public int InnerLiveHandles => inner.LiveHandles;
+    public override string Description => inner.Description + ", with injected failures";
 
     /// <summary>Makes the next TryTransform on any handle of this backend fail.</summary>
     public void FailNextTransform() => Volatile.Write(ref _failNext, 1);
 
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
         new Cipher(this, inner.Create(mode, encrypting, key));
 
     private bool TakeFailure() => Interlocked.Exchange(ref _failNext, 0) == 1;
@@ -36,7 +36,6 @@ internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
         private bool _injected;
 
         public Cipher(FaultInjectingBackend owner, BlockCipher inner)
-            : base(owner)
         {
             _owner = owner;
             _inner = inner;
@@ -67,6 +66,6 @@ internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
         public override CryptographicException CreateFailure() => _injected ? new CryptographicException(Message) : _inner.CreateFailure();
 
         // The inner handle never saw the injected failure, so it is released (or pooled) as a healthy one.
-        protected override void ReleaseCore() => _inner.Release();
+        public override void Release() => _inner.Release();
     }
 }

@@ -1,14 +1,14 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// A backend over another one that misbehaves on demand, to prove the self-test notices: <see cref="Corrupt"/> decides,
 /// per transform, whether to flip the first output byte (with no error, like a platform bug), and <see cref="FailCreate"/>
-/// whether creating a handle throws. Its live-handle count (the base class's) shows whether the self-test releases what
-/// it makes.
+/// whether creating a handle throws. Its counts show whether the self-test releases what it makes.
 /// </summary>
 internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
 {
@@ -18,19 +18,30 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
     /// <summary>(mode, encrypting) → creating the handle throws <see cref="CryptographicException"/>.</summary>
     public Func<BlockCipherMode, bool, bool> FailCreate { get; init; } = (_, _) => false;
 
+    private int _created;
+    private int _live;
+
     /// <summary>How many handles were made.</summary>
-    public int Created => Creations;
+    public int Created => System.Threading.Volatile.Read(ref _created);
+
+    /// <summary>How many handles were made and not yet released.</summary>
+    public int LiveHandles => System.Threading.Volatile.Read(ref _live);
 
     public override CachedAesBackend Kind => inner.Kind;
 
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    public override string Description => inner.Description + ", misbehaving on demand";
+
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         if (FailCreate(mode, encrypting))
         {
             throw new CryptographicException($"Injected failure creating a {mode} handle.");
         }
 
-        return new Handle(this, inner.Create(mode, encrypting, key), key.ToArray());
+        var handle = new Handle(this, inner.Create(mode, encrypting, key), key.ToArray());
+        System.Threading.Interlocked.Increment(ref _created);
+        System.Threading.Interlocked.Increment(ref _live);
+        return handle;
     }
 
     private sealed class Handle : BlockCipher
@@ -41,7 +52,6 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
         private int _transforms;
 
         public Handle(MisbehavingBackend owner, BlockCipher inner, byte[] key)
-            : base(owner)
         {
             _owner = owner;
             _inner = inner;
@@ -68,6 +78,10 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
 
         public override CryptographicException CreateFailure() => _inner.CreateFailure();
 
-        protected override void ReleaseCore() => _inner.Release();
+        public override void Release()
+        {
+            System.Threading.Interlocked.Decrement(ref _owner._live);
+            _inner.Release();
+        }
     }
 }

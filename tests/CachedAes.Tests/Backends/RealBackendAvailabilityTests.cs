@@ -1,6 +1,7 @@
 using System;
 using CachedCryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 
@@ -18,32 +19,36 @@ public sealed class RealBackendAvailabilityTests
     [Fact]
     public void Cng_is_available_exactly_on_windows()
     {
-        bool available = CngBackend.TryCreate(out CipherBackend? backend);
+        bool available = CngBackend.TryCreate(out CipherBackend? backend, out string? reason);
 
         Assert.Equal(OperatingSystem.IsWindows(), available);
         if (available)
         {
+            Assert.Null(reason);
             AssertAgreesWithStock(backend!, CachedAesBackend.Cng);
         }
         else
         {
             Assert.Null(backend);
+            Assert.StartsWith("bcrypt.dll", reason, StringComparison.Ordinal);
         }
     }
 
     [Fact]
     public void CommonCrypto_is_available_exactly_on_macos()
     {
-        bool available = CommonCryptoBackend.TryCreate(out CipherBackend? backend);
+        bool available = CommonCryptoBackend.TryCreate(out CipherBackend? backend, out string? reason);
 
         Assert.Equal(OperatingSystem.IsMacOS(), available);
         if (available)
         {
+            Assert.Null(reason);
             AssertAgreesWithStock(backend!, CachedAesBackend.CommonCrypto);
         }
         else
         {
             Assert.Null(backend);
+            Assert.StartsWith("libcommonCrypto.dylib", reason, StringComparison.Ordinal);
         }
     }
 #pragma warning restore CA1416

@@ -2,7 +2,8 @@ using System;
 using System.Collections.Generic;
 using System.Security.Cryptography;
 using System.Text;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Backends;

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 
@@ -102,6 +103,6 @@ internal static class SimulatedBackends
     public static BackendSelection Select(string name, out ISimulatedNativeLayer layer)
     {
         CipherBackend raw = Create(name, out layer);
-        return BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, "simulated " + name, null));
+        return BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, null));
     }
 }

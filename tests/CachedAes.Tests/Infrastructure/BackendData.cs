@@ -1,8 +1,8 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
-using CachedCryptography.Interop;
-using CachedCryptography.Interop.Stock;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
 
 namespace CachedCryptography.Tests.Infrastructure;
@@ -16,7 +16,7 @@ public static class BackendData
     private static readonly Dictionary<string, Func<CipherBackend>> s_factories = new(StringComparer.Ordinal)
     {
         // The platform's own backend, shared by the whole process as in production.
-        ["PlatformDefault"] = () => CipherBackends.Default,
+        ["PlatformDefault"] = () => ProcessBackend.Current,
         // Windows and macOS backends over simulated native layers that follow each API's documented semantics.
         ["SimulatedCngPseudoHandles"] = () => SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles),
         ["SimulatedCngProviders"] = () => SimulatedBackends.Create(SimulatedBackends.CngProviders),
@@ -53,8 +53,8 @@ public static class BackendData
     public static IReadOnlyList<string> All => s_factories.Keys.ToList();
 
     /// <summary>
-    /// A new CachedAes over a backend of the named kind of its own (see <see cref="IsolatedBackend"/>), so that handle
-    /// counts seen through it are this instance's alone. Tests of the process-wide default use <c>new CachedAes()</c>.
+    /// A new CachedAes over a counted backend of the named kind of its own (see <see cref="IsolatedBackend"/>), so that
+    /// handle counts seen through it are this instance's alone. Tests of the process-wide default use <c>new CachedAes()</c>.
     /// </summary>
     public static CachedAes Create(string backend) => new(IsolatedBackend(backend));
 
@@ -68,10 +68,12 @@ public static class BackendData
             : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
 
     /// <summary>
-    /// A backend of the named kind that no other test uses, so that its handle counts are this test's alone: for the
-    /// platform default a second instance over the real native library (with its own context pool).
+    /// A backend of the named kind that no other test uses, counted, so that its handle counts are this test's alone: for
+    /// the platform default a second instance over the real native library (with its own context pool).
     /// </summary>
-    internal static CipherBackend IsolatedBackend(string backend)
+    internal static CountingBackend IsolatedBackend(string backend) => new(UncountedBackend(backend));
+
+    private static CipherBackend UncountedBackend(string backend)
     {
         switch (backend)
         {
@@ -81,21 +83,19 @@ public static class BackendData
                     return openSsl;
                 }
 
-                if (OperatingSystem.IsWindows() && CachedCryptography.Interop.Cng.CngBackend.TryCreate(
-                    CachedCryptography.Interop.Cng.BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng))
+                if (OperatingSystem.IsWindows() && CachedCryptography.Interop.Cng.CngBackend.TryCreate(out CipherBackend? cng, out _))
                 {
                     return cng;
                 }
 
-                if (OperatingSystem.IsMacOS() && CachedCryptography.Interop.CommonCrypto.CommonCryptoBackend.TryCreate(
-                    CachedCryptography.Interop.CommonCrypto.CommonCryptoApi.Instance, out CipherBackend? commonCrypto))
+                if (OperatingSystem.IsMacOS() && CachedCryptography.Interop.CommonCrypto.CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto, out _))
                 {
                     return commonCrypto;
                 }
 
-                return new StockBackend();
+                return StockBackend.Instance;
             case "StockFallback":
-                return new StockBackend();
+                return StockBackend.Instance;
             default:
                 return Backend(backend);
         }

@@ -75,13 +75,13 @@ internal static class ChildProcessEntry
     private static void TimeSelfTest()
     {
         var sw = System.Diagnostics.Stopwatch.StartNew();
-        _ = Interop.CipherBackends.Selection;
-        Console.WriteLine($"selection (probe + self-test, cold): {sw.Elapsed.TotalMilliseconds:0.000} ms; self-test part {Interop.CipherBackends.Selection.SelfTestTime.TotalMilliseconds:0.000} ms");
-        Interop.CipherBackend native = Interop.CipherBackends.Selection.Native!;
+        _ = Selection.ProcessBackend.Selection;
+        Console.WriteLine($"selection (probe + self-test, cold): {sw.Elapsed.TotalMilliseconds:0.000} ms; self-test part {Selection.ProcessBackend.Selection.SelfTestTime.TotalMilliseconds:0.000} ms");
+        Seam.CipherBackend native = Selection.ProcessBackend.Selection.Native!;
         for (int i = 0; i < 5; i++)
         {
             sw.Restart();
-            _ = Interop.BackendSelfTest.Run(native);
+            _ = Selection.SelfTest.Run(native);
             Console.WriteLine($"self-test again: {sw.Elapsed.TotalMilliseconds * 1000:0} us");
         }
     }

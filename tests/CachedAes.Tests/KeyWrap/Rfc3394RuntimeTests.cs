@@ -5,7 +5,8 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;

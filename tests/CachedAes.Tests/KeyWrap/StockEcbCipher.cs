@@ -1,6 +1,7 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests;
 
@@ -17,7 +18,6 @@ internal sealed class StockEcbCipher : BlockCipher, IDisposable
     private bool _disposed;
 
     public StockEcbCipher(ReadOnlySpan<byte> key, bool encrypting)
-        : base(TestBackend.Instance)
     {
         Mode = BlockCipherMode.Ecb;
         Encrypting = encrypting;
@@ -62,7 +62,7 @@ internal sealed class StockEcbCipher : BlockCipher, IDisposable
 
     public void Dispose() => Release();
 
-    protected override void ReleaseCore()
+    public override void Release()
     {
         if (!_disposed)
         {
@@ -97,15 +97,4 @@ internal static class SeamContract
             throw new InvalidOperationException("TryTransform called with partially overlapping buffers.");
         }
     }
-}
-
-/// <summary>The backend the test ciphers report their releases to; it makes nothing itself.</summary>
-internal sealed class TestBackend : CipherBackend
-{
-    public static TestBackend Instance { get; } = new();
-
-    public override CachedAesBackend Kind => CachedAesBackend.StockFallback;
-
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
-        throw new NotSupportedException("The test ciphers are constructed directly.");
 }

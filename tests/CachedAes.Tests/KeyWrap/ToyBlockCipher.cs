@@ -1,5 +1,6 @@
 using System;
-using CachedCryptography.Interop;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests;
 
@@ -14,7 +15,6 @@ internal sealed class ToyBlockCipher : BlockCipher
     private readonly bool _encrypting;
 
     public ToyBlockCipher(byte keySeed, bool encrypting)
-        : base(TestBackend.Instance)
     {
         Mode = BlockCipherMode.Ecb;
         Encrypting = encrypting;
@@ -69,7 +69,7 @@ internal sealed class ToyBlockCipher : BlockCipher
     public override System.Security.Cryptography.CryptographicException CreateFailure() =>
         new("Simulated native failure.");
 
-    protected override void ReleaseCore() => ReleaseCalls++;
+    public override void Release() => ReleaseCalls++;
 
     private void Encrypt(Span<byte> x)
     {

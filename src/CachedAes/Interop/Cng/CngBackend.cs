@@ -3,6 +3,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using System.Text;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Interop.Cng;
 
@@ -10,16 +11,16 @@ namespace CachedCryptography.Interop.Cng;
 /// Makes <see cref="CngBlockCipher"/> handles: Windows CNG (<c>bcrypt.dll</c>) AES-ECB and AES-CBC keys.
 /// </summary>
 /// <remarks>
-/// On Windows 10 and later the keys come from the AES algorithm pseudo-handles, which need no opening
-/// or closing. Where those are unavailable (older Windows, or a probe key on them fails), one
-/// <c>AES</c> provider per mode is opened with its <c>ChainingMode</c> property set, and kept open for
-/// the life of the process (the backend is created once per process, see <see cref="TryCreate(out CipherBackend?)"/>).
+/// On Windows 10 and later the keys come from the AES algorithm pseudo-handles, which need no opening or closing.
+/// Where those are unavailable (older Windows, or a probe key on them fails), one <c>AES</c> provider per mode is opened
+/// with its <c>ChainingMode</c> property set. Over the real <c>bcrypt.dll</c> that happens once per process and the
+/// providers stay open for its lifetime (<see cref="TryCreate(out CipherBackend?, out string?)"/>).
 /// </remarks>
 internal sealed class CngBackend : CipherBackend
 {
-    private static readonly object s_lock = new();
-    private static CngBackend? s_instance;
-    private static bool s_probed;
+    // The real bcrypt.dll's algorithm handles, found once per process (opened providers are never closed).
+    [SupportedOSPlatform("windows")]
+    private static readonly Lazy<CngBackend?> s_process = new(OpenProcessBackend);
 
     private readonly IBCryptApi _api;
 
@@ -34,6 +35,9 @@ internal sealed class CngBackend : CipherBackend
     /// <inheritdoc />
     public override CachedAesBackend Kind => CachedAesBackend.Cng;
 
+    /// <inheritdoc />
+    public override string Description => UsesPseudoHandles ? "bcrypt.dll, algorithm pseudo-handles" : "bcrypt.dll, opened AES providers";
+
     /// <summary>The algorithm handle that ECB keys are made on.</summary>
     internal nint EcbAlgorithm { get; }
 
@@ -43,32 +47,13 @@ internal sealed class CngBackend : CipherBackend
     /// <summary>True when the algorithm handles are the Windows 10 pseudo-handles (nothing was opened).</summary>
     internal bool UsesPseudoHandles { get; }
 
-    /// <summary>
-    /// The process-wide CNG backend over the real <c>bcrypt.dll</c>, created on first call; false (and
-    /// <paramref name="backend"/> null) if CNG AES is unusable here.
-    /// </summary>
+    /// <summary>The CNG backend over the real <c>bcrypt.dll</c>; false, with the reason, when CNG AES is unusable here.</summary>
     [SupportedOSPlatform("windows")]
-    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend)
+    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
     {
-        lock (s_lock)
-        {
-            if (!s_probed)
-            {
-                try
-                {
-                    s_instance = TryCreateCore(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10));
-                }
-                catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
-                {
-                    s_instance = null;
-                }
-
-                s_probed = true;
-            }
-
-            backend = s_instance;
-            return backend is not null;
-        }
+        backend = s_process.Value;
+        reason = backend is null ? "bcrypt.dll: CNG AES ECB/CBC could not be opened" : null;
+        return backend is not null;
     }
 
     /// <summary>
@@ -83,7 +68,7 @@ internal sealed class CngBackend : CipherBackend
     }
 
     /// <inheritdoc />
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         nint algorithm = mode switch
         {
@@ -92,7 +77,20 @@ internal sealed class CngBackend : CipherBackend
             _ => throw new ArgumentOutOfRangeException(nameof(mode)),
         };
 
-        return CngBlockCipher.Create(this, _api, algorithm, mode, encrypting, key);
+        return CngBlockCipher.Create(_api, algorithm, mode, encrypting, key);
+    }
+
+    [SupportedOSPlatform("windows")]
+    private static CngBackend? OpenProcessBackend()
+    {
+        try
+        {
+            return TryCreateCore(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10));
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
+        {
+            return null;
+        }
     }
 
     private static CngBackend? TryCreateCore(IBCryptApi api, bool tryPseudoHandles)

@@ -1,6 +1,6 @@
 using System;
-using System.Globalization;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Interop.Cng;
 
@@ -25,8 +25,7 @@ internal sealed class CngBlockCipher : BlockCipher
     private readonly byte[] _iv;
     private string? _failure;
 
-    private CngBlockCipher(CipherBackend backend, IBCryptApi api, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
-        : base(backend)
+    private CngBlockCipher(IBCryptApi api, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
     {
         _api = api;
         _key = key;
@@ -41,10 +40,10 @@ internal sealed class CngBlockCipher : BlockCipher
     /// The key bytes are copied to a stack buffer only for the native call and zeroed right after it.
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
-    internal static CngBlockCipher Create(CipherBackend backend, IBCryptApi api, nint algorithm, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal static CngBlockCipher Create(IBCryptApi api, nint algorithm, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         SafeBCryptKeyHandle handle = GenerateKey(api, algorithm, key);
-        return new CngBlockCipher(backend, api, handle, mode, encrypting);
+        return new CngBlockCipher(api, handle, mode, encrypting);
     }
 
     /// <summary>A CNG key handle for <paramref name="key"/> on <paramref name="algorithm"/>.</summary>
@@ -54,7 +53,7 @@ internal sealed class CngBlockCipher : BlockCipher
         ArgumentNullException.ThrowIfNull(api);
         if (key.Length is not (16 or 24 or 32))
         {
-            throw new CryptographicException("Specified key is not a valid size for this algorithm.");
+            Errors.ThrowInvalidKeySize();
         }
 
         var handle = new SafeBCryptKeyHandle(api);
@@ -80,7 +79,7 @@ internal sealed class CngBlockCipher : BlockCipher
             handle.Dispose();
             throw status != 0
                 ? Error("BCryptGenerateSymmetricKey", status)
-                : new CryptographicException("BCryptGenerateSymmetricKey succeeded but returned no key handle.");
+                : Errors.NoNativeHandle("BCryptGenerateSymmetricKey", "key handle");
         }
 
         return handle;
@@ -88,7 +87,7 @@ internal sealed class CngBlockCipher : BlockCipher
 
     /// <summary>Builds the exception for a failed CNG call: the function name and the NTSTATUS in hex.</summary>
     internal static CryptographicException Error(string function, int status)
-        => new(Message(function, status));
+        => new(Errors.CngFailure(function, status));
 
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
@@ -107,20 +106,17 @@ internal sealed class CngBlockCipher : BlockCipher
 
         string function = Encrypting ? "BCryptEncrypt" : "BCryptDecrypt";
         _failure = status != 0
-            ? Message(function, status)
-            : string.Create(CultureInfo.InvariantCulture, $"{function} wrote {written} bytes instead of {input.Length}.");
+            ? Errors.CngFailure(function, status)
+            : Errors.ShortNativeOutput(function, (ulong)written, input.Length);
         Fault();
         return false;
     }
 
-    public override CryptographicException CreateFailure() => new(_failure ?? "No CNG failure was recorded.");
+    public override CryptographicException CreateFailure() => _failure is null ? Errors.NoFailureRecorded("CNG") : new(_failure);
 
-    protected override void ReleaseCore()
+    public override void Release()
     {
         _key.Dispose();
         CryptographicOperations.ZeroMemory(_iv);
     }
-
-    private static string Message(string function, int status) =>
-        string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}.");
 }

@@ -2,6 +2,7 @@ using System;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Interop.CommonCrypto;
 
@@ -21,22 +22,31 @@ internal sealed class CommonCryptoBackend : CipherBackend
     /// <inheritdoc />
     public override CachedAesBackend Kind => CachedAesBackend.CommonCrypto;
 
+    /// <inheritdoc />
+    public override string Description => "libcommonCrypto.dylib";
+
     /// <summary>
-    /// A backend over the real <c>libcommonCrypto.dylib</c>, after a probe cryptor was created and released;
-    /// false (and <paramref name="backend"/> null) if CommonCrypto is unusable here.
+    /// A backend over the real <c>libcommonCrypto.dylib</c>, after a probe cryptor was created and released; false,
+    /// with the reason, when CommonCrypto is unusable here. Nothing is kept open, so each call probes afresh.
     /// </summary>
     [SupportedOSPlatform("macos")]
-    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend)
+    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
     {
         try
         {
-            return TryCreate(CommonCryptoApi.Instance, out backend);
+            if (TryCreate(CommonCryptoApi.Instance, out backend))
+            {
+                reason = null;
+                return true;
+            }
         }
         catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
         {
             backend = null;
-            return false;
         }
+
+        reason = "libcommonCrypto.dylib: CommonCrypto could not create an AES cryptor";
+        return false;
     }
 
     /// <summary>Creates a backend over <paramref name="api"/> (tests pass a simulated layer) if a probe cryptor works.</summary>
@@ -58,6 +68,6 @@ internal sealed class CommonCryptoBackend : CipherBackend
     }
 
     /// <inheritdoc />
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
-        => CommonCryptoBlockCipher.Create(this, _api, mode, encrypting, key);
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+        => CommonCryptoBlockCipher.Create(_api, mode, encrypting, key);
 }

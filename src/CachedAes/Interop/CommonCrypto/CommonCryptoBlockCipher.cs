@@ -1,7 +1,7 @@
 using System;
 using System.Diagnostics;
-using System.Globalization;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Interop.CommonCrypto;
 
@@ -21,8 +21,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
     private readonly nint _rawCryptor;
     private string? _failure;
 
-    private CommonCryptoBlockCipher(CipherBackend backend, ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode, bool encrypting)
-        : base(backend)
+    private CommonCryptoBlockCipher(ICommonCryptoApi api, SafeCCCryptorHandle cryptor, BlockCipherMode mode, bool encrypting)
     {
         _api = api;
         _cryptor = cryptor;
@@ -35,10 +34,10 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
     /// Creates a cryptor. The key bytes are copied to a stack buffer only for the native call and zeroed
     /// right after it.
     /// </summary>
-    internal static CommonCryptoBlockCipher Create(CipherBackend backend, ICommonCryptoApi api, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal static CommonCryptoBlockCipher Create(ICommonCryptoApi api, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         SafeCCCryptorHandle cryptor = CreateCryptor(api, mode, encrypting, key);
-        return new CommonCryptoBlockCipher(backend, api, cryptor, mode, encrypting);
+        return new CommonCryptoBlockCipher(api, cryptor, mode, encrypting);
     }
 
     /// <summary>A cryptor for <paramref name="key"/>, owned by the returned handle.</summary>
@@ -55,7 +54,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
 
         if (key.Length is not (16 or 24 or 32))
         {
-            throw new CryptographicException("Specified key is not a valid size for this algorithm.");
+            Errors.ThrowInvalidKeySize();
         }
 
         var handle = new SafeCCCryptorHandle(api);
@@ -85,7 +84,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
 
             if (handle.IsInvalid)
             {
-                throw new CryptographicException("CCCryptorCreateWithMode succeeded but returned no cryptor.");
+                throw Errors.NoNativeHandle("CCCryptorCreateWithMode", "cryptor");
             }
 
             return handle;
@@ -117,19 +116,17 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
         }
 
         // Without padding, whole blocks in must give the same number of bytes out.
-        return moved == (nuint)input.Length
-            || Fail(string.Create(CultureInfo.InvariantCulture, $"CCCryptorUpdate wrote {moved} bytes instead of {input.Length}."));
+        return moved == (nuint)input.Length || Fail(Errors.ShortNativeOutput("CCCryptorUpdate", moved, input.Length));
     }
 
-    public override CryptographicException CreateFailure() => new(_failure ?? "No CommonCrypto failure was recorded.");
+    public override CryptographicException CreateFailure() => _failure is null ? Errors.NoFailureRecorded("CommonCrypto") : new(_failure);
 
-    protected override void ReleaseCore() => _cryptor.Dispose();
+    public override void Release() => _cryptor.Dispose();
 
     /// <summary>Builds the exception for a failed CommonCrypto call: the function name and the status (value and name).</summary>
     internal static CryptographicException Error(string function, int status) => new(Message(function, status));
 
-    private static string Message(string function, int status) =>
-        string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({StatusName(status)}).");
+    private static string Message(string function, int status) => Errors.CommonCryptoFailure(function, status, StatusName(status));
 
     private bool Fail(string failure)
     {

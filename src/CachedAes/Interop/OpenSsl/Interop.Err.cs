@@ -1,7 +1,6 @@
 using System;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
-using System.Text;
 
 namespace CachedCryptography.Interop.OpenSsl;
 
@@ -22,8 +21,8 @@ internal static unsafe partial class Libcrypto
 
     /// <summary>
     /// Empties this thread's error queue so that a stale entry left by other code is never reported as ours.
-    /// On OpenSSL 3.0 <c>ERR_clear_error</c> costs ~200 ns even on an empty queue (measured here), several
-    /// times a whole small AES call, so it only runs when <c>ERR_peek_error</c> (~35 ns) finds an entry.
+    /// On OpenSSL 3.0 <c>ERR_clear_error</c> costs several times a whole small AES call even on an empty queue, so it
+    /// only runs when the much cheaper <c>ERR_peek_error</c> finds an entry (docs/design-notes.md, "OpenSSL's error queue").
     /// </summary>
     internal static void ClearStaleErrors()
     {
@@ -44,13 +43,12 @@ internal static unsafe partial class Libcrypto
 
         if (error == 0)
         {
-            return new CryptographicException($"OpenSSL {function} failed without an error code.");
+            return Errors.OpenSslFailure(function, null);
         }
 
         const int BufferSize = 256; // OpenSSL documents 256 bytes as always enough.
         byte* buffer = stackalloc byte[BufferSize];
         ERR_error_string_n(error, buffer, BufferSize);
-        string text = Marshal.PtrToStringUTF8((IntPtr)buffer) ?? string.Empty;
-        return new CryptographicException($"OpenSSL {function} failed: {text}");
+        return Errors.OpenSslFailure(function, Marshal.PtrToStringUTF8((IntPtr)buffer) ?? string.Empty);
     }
 }

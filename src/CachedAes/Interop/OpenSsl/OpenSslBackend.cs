@@ -1,7 +1,9 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Interop.OpenSsl;
 
@@ -9,6 +11,10 @@ namespace CachedCryptography.Interop.OpenSsl;
 [SupportedOSPlatform("linux")]
 internal sealed class OpenSslBackend : CipherBackend
 {
+    // The library and its six AES ciphers are looked up once per process; every backend (one per process outside tests)
+    // shares them and has a pool of its own.
+    private static readonly Lazy<(IntPtr[]? Ciphers, string Detail)> s_library = new(LoadCiphers);
+
     // Index: mode * 3 + (key bytes / 8 - 2), i.e. ECB 128/192/256 then CBC 128/192/256.
     private readonly IntPtr[] _ciphers;
 
@@ -18,18 +24,32 @@ internal sealed class OpenSslBackend : CipherBackend
         Description = description;
     }
 
-    /// <summary>Which library was loaded, for diagnostics.</summary>
-    public string Description { get; }
-
     public override CachedAesBackend Kind => CachedAesBackend.OpenSsl;
 
-    /// <summary>This backend's pool of empty contexts (one per backend, so one per process outside tests).</summary>
+    /// <summary>The library file loaded and its version number.</summary>
+    public override string Description { get; }
+
+    /// <summary>This backend's pool of empty contexts.</summary>
     internal OpenSslContextPool Pool { get; } = new();
 
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    /// <summary>A backend over the libcrypto the .NET runtime uses; false, with the reason, when it cannot be used.</summary>
+    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
     {
+        (IntPtr[]? ciphers, string detail) = s_library.Value;
+        backend = ciphers is null ? null : new OpenSslBackend(ciphers, detail);
+        reason = ciphers is null ? detail : null;
+        return backend is not null;
+    }
+
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        if (key.Length is not (16 or 24 or 32))
+        {
+            Errors.ThrowInvalidKeySize();
+        }
+
         IntPtr cipher = _ciphers[(int)mode * 3 + (key.Length / 8 - 2)];
-        OpenSslCipher context = Pool.TryRent() ?? OpenSslCipher.CreateEmpty(this, Pool);
+        OpenSslCipher context = Pool.TryRent() ?? OpenSslCipher.CreateEmpty(Pool);
         if (!context.TryKey(cipher, mode, encrypting, key))
         {
             CryptographicException failure = context.CreateFailure();
@@ -40,29 +60,21 @@ internal sealed class OpenSslBackend : CipherBackend
         return context;
     }
 
-    public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
+    // The ciphers, or null and why not.
+    private static (IntPtr[]? Ciphers, string Detail) LoadCiphers()
     {
-        backend = null;
         try
         {
             Libcrypto.EnsureResolver();
             nuint version = Libcrypto.OpenSSL_version_num();
             IntPtr[] ciphers = version >= 0x3000_0000 ? FetchCiphers() : LegacyCiphers();
-
-            if (Array.IndexOf(ciphers, IntPtr.Zero) >= 0)
-            {
-                reason = "OpenSSL did not provide every AES ECB/CBC cipher.";
-                return false;
-            }
-
-            backend = new OpenSslBackend(ciphers, $"{Libcrypto.LoadedFile} (OPENSSL_VERSION_NUMBER 0x{version:x})");
-            reason = null;
-            return true;
+            return Array.IndexOf(ciphers, IntPtr.Zero) >= 0
+                ? (null, "libcrypto: OpenSSL did not provide every AES ECB/CBC cipher.")
+                : (ciphers, string.Create(CultureInfo.InvariantCulture, $"{Libcrypto.LoadedFile} (OPENSSL_VERSION_NUMBER 0x{version:x})"));
         }
         catch (Exception e) when (e is PlatformNotSupportedException or DllNotFoundException or EntryPointNotFoundException)
         {
-            reason = e.Message;
-            return false;
+            return (null, e.Message);
         }
     }
 

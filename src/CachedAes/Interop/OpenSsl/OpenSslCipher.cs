@@ -4,6 +4,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Interop.OpenSsl;
 
@@ -13,8 +14,9 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// context instead of allocating one.
 /// </summary>
 /// <remarks>
-/// <para><b>CBC without IV restarts.</b> Restarting a context at a new IV goes through <c>EVP_CipherInit_ex</c>
-/// (~1,250 instructions, ~200 ns on OpenSSL 3.0, several times a short message's AES work). This context is never
+/// <para><b>CBC without IV restarts.</b> Restarting a context at a new IV goes through <c>EVP_CipherInit_ex</c>, which
+/// costs several times a short message's AES work (figures: docs/design-notes.md, "CBC without IV restarts"). This
+/// context is never
 /// restarted: it keeps chaining from the last ciphertext block it processed, which is tracked here in
 /// <see cref="_chain"/>, and each message is started at its own IV by a fix-up of the first block. Encryption feeds
 /// <c>P0 ^ IV ^ chain</c>, so the context computes <c>E(P0 ^ IV)</c>, the correct first block, and chains on by
@@ -28,10 +30,10 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// </remarks>
 internal sealed unsafe class OpenSslCipher : BlockCipher
 {
-    // The longest inputs that skip the GC transition. A GC must wait for such a call to return, so it is kept to about
-    // half a microsecond, measured with a C loop over EVP_CipherUpdate on this project's development machine (AES-256,
-    // AES-NI): ECB in either direction and CBC decryption process blocks in parallel, 4 KiB in ~0.53 us; CBC
-    // encryption is serial, 512 B in ~0.54 us. (At those lengths the transition is under 2% of the call anyway.)
+    // The longest inputs that skip the GC transition. A GC must wait for such a call to return, so the native work is
+    // kept to about half a microsecond: ECB in either direction and CBC decryption process blocks in parallel, CBC
+    // encryption is serial, so its limit is lower. At those lengths the transition is a negligible part of the call
+    // anyway. Measurements: docs/design-notes.md, "Short calls without the GC transition".
     private const int ParallelShortLimit = 4096;
     private const int SerialShortLimit = 512;
 
@@ -45,8 +47,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     private int _shortLimit;
     private string? _failedCall;
 
-    private OpenSslCipher(OpenSslBackend backend, OpenSslContextPool pool, SafeEvpCipherCtxHandle owner)
-        : base(backend)
+    private OpenSslCipher(OpenSslContextPool pool, SafeEvpCipherCtxHandle owner)
     {
         _pool = pool;
         _owner = owner;
@@ -61,7 +62,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
     /// <summary>A new, empty context.</summary>
     /// <exception cref="CryptographicException"><c>EVP_CIPHER_CTX_new</c> failed.</exception>
-    internal static OpenSslCipher CreateEmpty(OpenSslBackend backend, OpenSslContextPool pool)
+    internal static OpenSslCipher CreateEmpty(OpenSslContextPool pool)
     {
         SafeEvpCipherCtxHandle owner = Libcrypto.EVP_CIPHER_CTX_new();
         if (owner.IsInvalid)
@@ -71,7 +72,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         }
 
         pool.OnContextAllocated();
-        return new OpenSslCipher(backend, pool, owner);
+        return new OpenSslCipher(pool, owner);
     }
 
     /// <summary>Keys an empty (new or reset) context; false on failure (then <see cref="Discard"/> it).</summary>
@@ -99,8 +100,8 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         // Padding is done in managed code for every backend. A decryption context must have OpenSSL's padding off, or
         // EVP_CipherUpdate holds the last whole block back for depadding in EVP_CipherFinal_ex. An encryption context
         // can leave it on: padding is only added by EVP_CipherFinal_ex, which is never called, and an update of whole
-        // blocks writes them all (checked on every call: written == length). Skipping the call saves ~415 of ~2,430
-        // instructions of keying a pooled context (callgrind, OpenSSL 3.0), a sixth of a new instance's native cost.
+        // blocks writes them all (checked on every call: written == length). Skipping the call saves a noticeable part
+        // of keying a pooled context (docs/design-notes.md, "The OpenSSL context pool").
         return encrypting || Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding");
     }
 
@@ -134,9 +135,9 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     }
 
     public override CryptographicException CreateFailure() =>
-        Libcrypto.CreateException(_failedCall ?? "(no failed call recorded)");
+        _failedCall is null ? Errors.NoFailureRecorded("OpenSSL") : Libcrypto.CreateException(_failedCall);
 
-    protected override void ReleaseCore()
+    public override void Release()
     {
         // No key survives release: EVP_CIPHER_CTX_reset frees the cipher state, cleansing the key schedule, and
         // leaves an empty context that is pooled for the next owner (or freed when the pool is full).
@@ -227,9 +228,8 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     /// A 16-byte block with 64 bytes of padding on each side, so that no cache line holding it holds any other object.
     /// Two handles made one after another by one thread sit side by side in memory, and handles are pooled: two
     /// threads can later use them at once, and if both chaining blocks shared a line, every CBC call would take the
-    /// line from the other core. (The same effect, measured on the shared slots of one instance used by two threads:
-    /// 16 B EncryptEcb took about 47 ns of wall time per call while one thread's slot shared a line with what the
-    /// other read, about 22 ns once it did not; one thread alone, about 40 ns.)
+    /// line from the other core (the same effect, measured on an instance's shared slots: docs/design-notes.md, "Cache
+    /// lines of their own").
     /// </summary>
     [StructLayout(LayoutKind.Explicit, Size = 64 + BlockSize + 64)]
     private struct ChainBlock

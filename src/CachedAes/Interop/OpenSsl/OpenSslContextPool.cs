@@ -8,10 +8,10 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// <see cref="CachedAes"/> re-keys one instead of allocating a context and its managed owner.
 /// </summary>
 /// <remarks>
-/// <para>Why it pays (measured with callgrind on OpenSSL 3.0): keying a reset context and resetting it again costs
-/// ~2,430 instructions against ~2,640 for <c>EVP_CIPHER_CTX_new</c> + init + <c>EVP_CIPHER_CTX_free</c>, and the
-/// managed owner (an object and a finalizable <see cref="SafeEvpCipherCtxHandle"/>, ~870 instructions to make and
-/// dispose) is reused. Cleansing by re-keying with zeros instead of a reset would cost more than a new context.</para>
+/// <para>Why it pays: keying a reset context and resetting it again costs less than <c>EVP_CIPHER_CTX_new</c> + init +
+/// <c>EVP_CIPHER_CTX_free</c>, and the managed owner (an object and a finalizable <see cref="SafeEvpCipherCtxHandle"/>)
+/// is reused; cleansing by re-keying with zeros instead of a reset would cost more than a new context (figures:
+/// docs/design-notes.md, "The OpenSSL context pool").</para>
 /// <para>Bounds: at most <see cref="Capacity"/> contexts (four per processor, between 8 and 256). Nothing in the pool
 /// holds a key: a context is reset (its key schedule cleansed) before it is returned. On every gen-2 garbage collection
 /// the pool frees the contexts idle for <see cref="IdleMilliseconds"/> or longer, and all of them when the system
@@ -33,10 +33,12 @@ internal sealed class OpenSslContextPool
 
     public OpenSslContextPool() => _ = new Gen2Callback(this);
 
-    /// <summary>How many contexts have been cleansed (reset) on their way back (a test seam).</summary>
+    /// <summary>How many contexts have been cleansed (reset) on their way back (a test seam; one uncontended increment beside
+    /// a native reset, too small to measure).</summary>
     internal int Cleanses => Volatile.Read(ref _cleanses);
 
-    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use (a test seam).</summary>
+    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use (a test seam; one increment
+    /// per native allocation or free, too small to measure beside them).</summary>
     internal int LiveContexts => Volatile.Read(ref _contexts);
 
     /// <summary>How many contexts the pool holds right now (a test seam).</summary>

@@ -1,73 +1,50 @@
 using System;
 using System.Diagnostics;
 using System.Globalization;
-using CachedCryptography.Interop.Stock;
+using CachedCryptography.Seam;
 
-namespace CachedCryptography.Interop;
+namespace CachedCryptography.Selection;
 
 /// <summary>
 /// The outcome of choosing a backend: what new <see cref="CachedAes"/> instances use, how each mode runs, and why a
-/// mode runs less natively than the platform offers. Made once per process by <see cref="CipherBackends"/>, and by
+/// mode runs less natively than the platform offers. Made once per process by <see cref="ProcessBackend"/>, and by
 /// tests directly through <see cref="Select"/>.
 /// </summary>
-internal sealed class BackendSelection
+internal sealed record BackendSelection
 {
-    private BackendSelection(
-        CipherBackend backend,
-        CipherBackend? native,
-        string? nativeDetail,
-        CachedAesPath ecb,
-        string? ecbReason,
-        CachedAesPath cbc,
-        string? cbcReason,
-        string? stockForcedBy,
-        BackendSelfTest.Result? selfTest,
-        TimeSpan selfTestTime)
+    private BackendSelection()
     {
-        Backend = backend;
-        Native = native;
-        NativeDetail = nativeDetail;
-        Ecb = ecb;
-        EcbReason = ecbReason;
-        Cbc = cbc;
-        CbcReason = cbcReason;
-        StockForcedBy = stockForcedBy;
-        SelfTest = selfTest;
-        SelfTestTime = selfTestTime;
     }
 
     /// <summary>The backend new instances use (possibly <see cref="StockBackend"/> or a <see cref="CbcOverEcbBackend"/>).</summary>
-    public CipherBackend Backend { get; }
+    public required CipherBackend Backend { get; init; }
 
     /// <summary>The platform's backend as probed, before the self-test; null when there is none or none was probed.</summary>
-    public CipherBackend? Native { get; }
-
-    /// <summary>Which native library and which variant of it, for example <c>bcrypt.dll, opened AES providers</c>.</summary>
-    public string? NativeDetail { get; }
+    public CipherBackend? Native { get; init; }
 
     /// <summary>How ECB one-shots and key wrap run.</summary>
-    public CachedAesPath Ecb { get; }
+    public required CachedAesPath Ecb { get; init; }
 
     /// <summary>Why <see cref="Ecb"/> is not <see cref="CachedAesPath.Native"/>; null when it is.</summary>
-    public string? EcbReason { get; }
+    public string? EcbReason { get; init; }
 
     /// <summary>How CBC one-shots run.</summary>
-    public CachedAesPath Cbc { get; }
+    public required CachedAesPath Cbc { get; init; }
 
     /// <summary>Why <see cref="Cbc"/> is not <see cref="CachedAesPath.Native"/>; null when it is.</summary>
-    public string? CbcReason { get; }
+    public string? CbcReason { get; init; }
 
     /// <summary>What forced the stock path (the switch or the environment variable), or null.</summary>
-    public string? StockForcedBy { get; }
+    public string? StockForcedBy { get; init; }
 
     /// <summary>The self-test verdicts on <see cref="Native"/>, or null when no native backend was tested.</summary>
-    public BackendSelfTest.Result? SelfTest { get; }
+    public SelfTest.Result? SelfTestResult { get; init; }
 
     /// <summary>How long the self-test took (zero when it did not run).</summary>
-    public TimeSpan SelfTestTime { get; }
+    public TimeSpan SelfTestTime { get; init; }
 
-    /// <summary>What a platform probe found: a backend and its detail, or why there is none.</summary>
-    internal readonly record struct PlatformProbe(CipherBackend? Backend, string? Detail, string? FailureReason);
+    /// <summary>What a platform probe found: a backend, or why there is none.</summary>
+    internal readonly record struct PlatformProbe(CipherBackend? Backend, string? FailureReason);
 
     /// <summary>
     /// Chooses: the stock path when <paramref name="stockForcedBy"/> is set (the platform is then not even probed, so no
@@ -79,8 +56,7 @@ internal sealed class BackendSelection
         ArgumentNullException.ThrowIfNull(probe);
         if (stockForcedBy is not null)
         {
-            string reason = $"the stock path was forced by {stockForcedBy}";
-            return Stock(null, null, reason, reason, stockForcedBy, null, TimeSpan.Zero);
+            return Stock($"the stock path was forced by {stockForcedBy}") with { StockForcedBy = stockForcedBy };
         }
 
         PlatformProbe found;
@@ -91,47 +67,45 @@ internal sealed class BackendSelection
         catch (Exception e)
         {
             // Selection must never make CachedAes unusable: whatever the probe throws means "no native backend".
-            found = new PlatformProbe(null, null, $"probing the native library threw {e.GetType().Name}: {e.Message}");
+            found = new PlatformProbe(null, $"probing the native library threw {e.GetType().Name}: {e.Message}");
         }
 
         if (found.Backend is not CipherBackend native)
         {
-            string reason = found.FailureReason ?? "this platform has no native backend";
-            return Stock(null, found.Detail, reason, reason, null, null, TimeSpan.Zero);
+            return Stock(found.FailureReason ?? "this platform has no native backend");
         }
 
         long start = Stopwatch.GetTimestamp();
-        BackendSelfTest.Result verdict = BackendSelfTest.Run(native);
+        SelfTest.Result verdict = SelfTest.Run(native);
         string? composedFailure = null;
         CbcOverEcbBackend? composed = null;
         if (verdict.EcbFailure is null && verdict.CbcFailure is not null)
         {
             // Prove the fallback too before trusting it: the same CBC checks over the verified ECB handles.
             composed = new CbcOverEcbBackend(native);
-            composedFailure = BackendSelfTest.CheckCbc(composed);
+            composedFailure = SelfTest.CheckCbc(composed);
         }
 
         TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-        if (verdict.EcbFailure is null && verdict.CbcFailure is null)
-        {
-            return new BackendSelection(native, native, found.Detail, CachedAesPath.Native, null, CachedAesPath.Native, null, null, verdict, elapsed);
-        }
-
         string kind = native.Kind.ToString();
+        BackendSelection chosen;
         if (verdict.EcbFailure is not null)
         {
-            string reason = $"the {kind} backend failed the self-test: {verdict.EcbFailure}";
-            return Stock(native, found.Detail, reason, reason, null, verdict, elapsed);
+            chosen = Stock($"the {kind} backend failed the self-test: {verdict.EcbFailure}");
         }
-
-        string cbcReason = $"the {kind} CBC handle failed the self-test: {verdict.CbcFailure}";
-        if (composedFailure is not null)
+        else if (verdict.CbcFailure is null)
         {
-            string reason = $"{cbcReason}; and CBC composed over the {kind} ECB handle failed too: {composedFailure}";
-            return Stock(native, found.Detail, reason, reason, null, verdict, elapsed);
+            chosen = new() { Backend = native, Ecb = CachedAesPath.Native, Cbc = CachedAesPath.Native };
+        }
+        else
+        {
+            string cbcReason = $"the {kind} CBC handle failed the self-test: {verdict.CbcFailure}";
+            chosen = composedFailure is null
+                ? new() { Backend = composed!, Ecb = CachedAesPath.Native, Cbc = CachedAesPath.NativeEcbWithManagedChaining, CbcReason = cbcReason }
+                : Stock($"{cbcReason}; and CBC composed over the {kind} ECB handle failed too: {composedFailure}");
         }
 
-        return new BackendSelection(composed!, native, found.Detail, CachedAesPath.Native, null, CachedAesPath.NativeEcbWithManagedChaining, cbcReason, null, verdict, elapsed);
+        return chosen with { Native = native, SelfTestResult = verdict, SelfTestTime = elapsed };
     }
 
     /// <summary>
@@ -159,12 +133,12 @@ internal sealed class BackendSelection
     public string Describe(string header)
     {
         string backend = Backend.Kind.ToString();
-        if (NativeDetail is not null)
+        if (Native is not null)
         {
-            backend += $" ({NativeDetail})";
+            backend += $" ({Native.Description})";
         }
 
-        string selfTest = SelfTest is not BackendSelfTest.Result verdict
+        string selfTest = SelfTestResult is not SelfTest.Result verdict
             ? "not run"
             : string.Create(
                 CultureInfo.InvariantCulture,
@@ -180,7 +154,13 @@ internal sealed class BackendSelection
             $"Stock forced: {StockForcedBy ?? "no"} (switch {CachedAesDiagnostics.UseStockSwitchName}, variable {CachedAesDiagnostics.UseStockEnvironmentVariable})");
     }
 
-    private static BackendSelection Stock(
-        CipherBackend? native, string? detail, string ecbReason, string cbcReason, string? forcedBy, BackendSelfTest.Result? verdict, TimeSpan elapsed) =>
-        new(StockBackend.Instance, native, detail, CachedAesPath.Stock, ecbReason, CachedAesPath.Stock, cbcReason, forcedBy, verdict, elapsed);
+    // Every call on stock Aes, for the same reason in both modes.
+    private static BackendSelection Stock(string reason) => new()
+    {
+        Backend = StockBackend.Instance,
+        Ecb = CachedAesPath.Stock,
+        EcbReason = reason,
+        Cbc = CachedAesPath.Stock,
+        CbcReason = reason,
+    };
 }

@@ -1,10 +1,12 @@
 using System;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
-namespace CachedCryptography.Interop.Stock;
+namespace CachedCryptography.Selection;
 
 /// <summary>
-/// The backend for platforms without a shim: each "handle" is a stock <see cref="Aes"/> instance, which itself
+/// The backend selection falls back to when no native backend can be used (none for the platform, its library missing,
+/// its self-test failed, or the stock path forced): each "handle" is a stock <see cref="Aes"/> instance, which itself
 /// creates a native handle per call. Results and costs are those of stock <see cref="Aes.Create()"/>.
 /// </summary>
 internal sealed class StockBackend : CipherBackend
@@ -12,23 +14,23 @@ internal sealed class StockBackend : CipherBackend
     /// <summary>The process-wide instance.</summary>
     public static StockBackend Instance { get; } = new();
 
-    /// <summary>Tests make their own instances to count handles in isolation; everything else uses <see cref="Instance"/>.</summary>
-    internal StockBackend()
+    private StockBackend()
     {
     }
 
     public override CachedAesBackend Kind => CachedAesBackend.StockFallback;
 
-    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
-        new StockBlockCipher(this, mode, encrypting, key);
+    public override string Description => "stock System.Security.Cryptography.Aes";
+
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        new StockBlockCipher(mode, encrypting, key);
 
     private sealed class StockBlockCipher : BlockCipher
     {
         private readonly Aes _aes = Aes.Create();
         private CryptographicException? _failure;
 
-        public StockBlockCipher(CipherBackend backend, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
-            : base(backend)
+        public StockBlockCipher(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
         {
             Mode = mode;
             Encrypting = encrypting;
@@ -57,8 +59,8 @@ internal sealed class StockBackend : CipherBackend
             }
         }
 
-        public override CryptographicException CreateFailure() => _failure ?? new CryptographicException("No failure was recorded.");
+        public override CryptographicException CreateFailure() => _failure ?? Errors.NoFailureRecorded("stock Aes");
 
-        protected override void ReleaseCore() => _aes.Dispose();
+        public override void Release() => _aes.Dispose();
     }
 }

@@ -3,12 +3,13 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
-namespace CachedCryptography.Interop;
+namespace CachedCryptography.Selection;
 
 /// <summary>
 /// A CBC handle composed in managed code over one native ECB handle of the same key and direction: the fallback for a
-/// backend whose own CBC handle failed the self-test (<see cref="BackendSelfTest"/>) while its ECB handle passed.
+/// backend whose own CBC handle failed the self-test (<see cref="SelfTest"/>) while its ECB handle passed.
 /// </summary>
 /// <remarks>
 /// Encryption: <c>C[i] = E(P[i] xor C[i-1])</c>, one ECB call per block (the chain is serial). Decryption:
@@ -23,8 +24,7 @@ internal sealed class CbcOverEcbCipher : BlockCipher
     private readonly BlockCipher _ecb;
 
     /// <summary>Takes ownership of <paramref name="ecb"/> (an ECB handle for the direction <paramref name="encrypting"/>).</summary>
-    public CbcOverEcbCipher(CipherBackend backend, BlockCipher ecb, bool encrypting)
-        : base(backend)
+    public CbcOverEcbCipher(BlockCipher ecb, bool encrypting)
     {
         ArgumentNullException.ThrowIfNull(ecb);
         _ecb = ecb;
@@ -45,7 +45,7 @@ internal sealed class CbcOverEcbCipher : BlockCipher
 
     public override CryptographicException CreateFailure() => _ecb.CreateFailure();
 
-    protected override void ReleaseCore() => _ecb.Release();
+    public override void Release() => _ecb.Release();
 
     // Input and output are the same memory or disjoint (the seam's contract), so reading block i before writing
     // block i is safe either way.

@@ -1,0 +1,97 @@
+using System;
+using System.Security.Cryptography;
+using CachedCryptography.Core;
+using CachedCryptography.Seam;
+
+namespace CachedCryptography;
+
+// The one-shot cores (EncryptEcb, DecryptCbc, EncryptCfb, ... all end here after the base class has validated the
+// arguments): the lengths are checked first, then a cached handle is leased for the work (Core/OneShot.cs).
+public sealed partial class CachedAes
+{
+    /// <summary>Encrypts with ECB on a cached ECB encryption handle.</summary>
+    /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
+    /// call failed (the handle is then released and the next call makes a new one).
+    /// </exception>
+    protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Encrypt(BlockCipherMode.Ecb, default, paddingMode, plaintext, destination, out bytesWritten);
+
+    /// <summary>Decrypts with ECB on a cached ECB decryption handle.</summary>
+    /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
+    /// No plaintext is left in <paramref name="destination"/>.
+    /// </exception>
+    protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Decrypt(BlockCipherMode.Ecb, default, paddingMode, ciphertext, destination, out bytesWritten);
+
+    /// <summary>Encrypts with CBC on a cached CBC encryption handle.</summary>
+    /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
+    /// call failed (the handle is then released and the next call makes a new one).
+    /// </exception>
+    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Encrypt(BlockCipherMode.Cbc, iv, paddingMode, plaintext, destination, out bytesWritten);
+
+    /// <summary>Decrypts with CBC on a cached CBC decryption handle.</summary>
+    /// <inheritdoc />
+    /// <exception cref="CryptographicException">
+    /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
+    /// No plaintext is left in <paramref name="destination"/>.
+    /// </exception>
+    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Decrypt(BlockCipherMode.Cbc, iv, paddingMode, ciphertext, destination, out bytesWritten);
+
+    /// <inheritdoc />
+    /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
+    /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
+    protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
+    {
+        using CfbLease cfb = KeyEpoch.RentCfb(ref _key, KeySizeValue);
+        return cfb.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
+    }
+
+    /// <inheritdoc />
+    /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
+    /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
+    protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
+    {
+        using CfbLease cfb = KeyEpoch.RentCfb(ref _key, KeySizeValue);
+        return cfb.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
+    }
+
+    private bool Encrypt(BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> destination, out int bytesWritten)
+    {
+        int length = SymmetricPadding.GetCiphertextLength(plaintext.Length, padding);
+        if (destination.Length < length)
+        {
+            bytesWritten = 0;
+            return false;
+        }
+
+        if (length != 0)
+        {
+            using HandleLease lease = Rent(mode, encrypting: true);
+            OneShot.Encrypt(lease.Cipher, iv, padding, plaintext, destination.Slice(0, length));
+        }
+
+        bytesWritten = length;
+        return true;
+    }
+
+    private bool Decrypt(BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> destination, out int bytesWritten)
+    {
+        OneShot.Decryption check = OneShot.CheckDecryption(ciphertext.Length, destination.Length, padding);
+        if (check != OneShot.Decryption.Needed)
+        {
+            bytesWritten = 0;
+            return check == OneShot.Decryption.Empty;
+        }
+
+        using HandleLease lease = Rent(mode, encrypting: false);
+        return OneShot.Decrypt(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
+    }
+}

@@ -1,0 +1,72 @@
+using System;
+using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
+using System.Security.Cryptography;
+
+namespace CachedCryptography;
+
+/// <summary>
+/// Every exception message CachedAes produces, and the factories that throw them. Where stock .NET reports the same
+/// condition, the text is stock's own, so a caller that logs or compares messages sees no difference.
+/// </summary>
+internal static class Errors
+{
+    // Stock .NET's texts for the same conditions.
+    internal const string PartialBlock = "The input data is not a complete block.";
+    internal const string InvalidPadding = "Padding is invalid and cannot be removed.";
+    internal const string InvalidKeySize = "Specified key is not a valid size for this algorithm.";
+    internal const string KeyWrapIntegrity = "The ciphertext did not successfully decrypt with the instance key.";
+    internal const string DestinationTooShort = "Destination is too short.";
+    internal const string OverlappingBuffers = "One or more provided buffers overlap.";
+    internal const string PlaintextTooLarge = "The specified plaintext size is too large.";
+
+    // RFC 3394 length rules: .NET 11 has resources for these that .NET 10 lacks; the wording is ours.
+    internal const string KeyWrapPlaintextLength =
+        "The plaintext must be a multiple of 8 bytes and at least 16 bytes long for the Key Wrap algorithm.";
+
+    internal const string KeyWrapCiphertextLength =
+        "The ciphertext is not a valid length for the Key Wrap unwrap algorithm: it must be a multiple of 8 bytes and at least 24 bytes long.";
+
+    /// <summary>Stock's text for a destination of the wrong exact length.</summary>
+    internal static string DestinationMustBeExactly(int length) =>
+        string.Create(CultureInfo.InvariantCulture, $"Destination must be exactly {length} bytes.");
+
+    [DoesNotReturn]
+    internal static void ThrowPartialBlock() => throw new CryptographicException(PartialBlock);
+
+    [DoesNotReturn]
+    internal static void ThrowInvalidPadding() => throw new CryptographicException(InvalidPadding);
+
+    [DoesNotReturn]
+    internal static void ThrowInvalidKeySize() => throw new CryptographicException(InvalidKeySize);
+
+    [DoesNotReturn]
+    internal static void ThrowKeyWrapIntegrity() => throw new CryptographicException(KeyWrapIntegrity);
+
+    [DoesNotReturn]
+    internal static void ThrowOverlappingBuffers() => throw new CryptographicException(OverlappingBuffers);
+
+    // Native failures: the library's call and its own status or error text.
+
+    /// <summary>An OpenSSL call failed with the error-queue entry <paramref name="detail"/> (null: the queue was empty).</summary>
+    internal static CryptographicException OpenSslFailure(string function, string? detail) =>
+        new(detail is null ? $"OpenSSL {function} failed without an error code." : $"OpenSSL {function} failed: {detail}");
+
+    /// <summary>A CNG call failed with an NTSTATUS.</summary>
+    internal static string CngFailure(string function, int status) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}.");
+
+    /// <summary>A CommonCrypto call failed with a CCCryptorStatus (<paramref name="statusName"/> is its constant's name).</summary>
+    internal static string CommonCryptoFailure(string function, int status, string statusName) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({statusName}).");
+
+    /// <summary>A native call reported success but transformed a different number of bytes.</summary>
+    internal static string ShortNativeOutput(string function, ulong written, int expected) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} wrote {written} bytes instead of {expected}.");
+
+    /// <summary>A native create call reported success but gave back no handle.</summary>
+    internal static CryptographicException NoNativeHandle(string function, string what) => new($"{function} succeeded but returned no {what}.");
+
+    /// <summary>A handle's failure was asked for although none was recorded (a bug in the caller).</summary>
+    internal static CryptographicException NoFailureRecorded(string library) => new($"No {library} failure was recorded.");
+}

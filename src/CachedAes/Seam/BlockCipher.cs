@@ -1,0 +1,57 @@
+using System;
+using System.Security.Cryptography;
+
+namespace CachedCryptography.Seam;
+
+/// <summary>
+/// One native AES context keyed for one mode and one direction, padding off: the only seam between the
+/// platform-neutral code (one-shot buffer logic, padding, key wrap, handle ownership) and a platform's crypto library.
+/// Each platform supplies a subclass and a <see cref="CipherBackend"/> that makes it.
+/// </summary>
+/// <remarks>
+/// <para>One caller at a time holds a handle (the owner hands it out by an interlocked exchange), so implementations
+/// need no locking and may keep per-message state such as a CBC chaining block.</para>
+/// <para>Failures are reported by return value, never by an exception on the hot path: an exception handler around a
+/// P/Invoke stops the JIT from inlining the call. After <see cref="TryTransform"/> returns false the handle is faulted:
+/// the caller throws <see cref="CreateFailure"/> and the owner releases the handle instead of reusing it.</para>
+/// </remarks>
+internal abstract class BlockCipher
+{
+    /// <summary>The AES block size in bytes: the unit of every transform, padding and key-wrap step.</summary>
+    public const int BlockSize = 16;
+
+    /// <summary>ECB or CBC.</summary>
+    public BlockCipherMode Mode { get; protected set; }
+
+    /// <summary>True for an encryption handle, false for a decryption handle.</summary>
+    public bool Encrypting { get; protected set; }
+
+    /// <summary>True once a native call has failed: the handle's state is unknown, so it is released, never reused.</summary>
+    public bool IsFaulted { get; private set; }
+
+    /// <summary>
+    /// ECB: transforms whole blocks, and <paramref name="iv"/> is empty. CBC: transforms one whole message that
+    /// starts at <paramref name="iv"/> (16 bytes), whatever the handle did before.
+    /// </summary>
+    /// <param name="iv">Empty for ECB; the message's IV for CBC.</param>
+    /// <param name="input">Whole blocks, at least one.</param>
+    /// <param name="output">The same length as <paramref name="input"/>, and either the same memory (in place) or
+    /// not overlapping it at all. In place, the implementation may modify the input before transforming it.</param>
+    /// <returns>False when a native call failed; the handle is then faulted.</returns>
+    public abstract bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output);
+
+    /// <summary>
+    /// The exception that describes why <see cref="TryTransform"/> returned false, with the native library's own
+    /// error text where it has one. Call it right after the failure, on the same thread.
+    /// </summary>
+    public abstract CryptographicException CreateFailure();
+
+    /// <summary>
+    /// Frees the native state, or, where the backend pools contexts, cleanses (no key survives) and pools it. Called
+    /// once, by the holder; the object is not used afterwards.
+    /// </summary>
+    public abstract void Release();
+
+    /// <summary>Marks the handle unusable after a native failure.</summary>
+    protected void Fault() => IsFaulted = true;
+}

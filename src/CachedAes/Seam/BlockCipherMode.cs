@@ -1,0 +1,8 @@
+namespace CachedCryptography.Seam;
+
+/// <summary>The two AES modes that get cached native handles.</summary>
+internal enum BlockCipherMode
+{
+    Ecb,
+    Cbc,
+}

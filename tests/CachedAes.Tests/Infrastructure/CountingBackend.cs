@@ -1,0 +1,82 @@
+using System;
+using System.Security.Cryptography;
+using System.Threading;
+using CachedCryptography.Seam;
+
+namespace CachedCryptography.Tests.Infrastructure;
+
+/// <summary>
+/// Wraps a backend and counts the handles it makes and the ones not yet released, so that tests can check that
+/// handles are cached, bounded and never leaked. (Production backends carry no counters; every handle the wrapper hands
+/// out forwards to the inner backend's handle, which <see cref="Inner"/> on a handle reaches.)
+/// </summary>
+internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
+{
+    private int _creations;
+    private int _live;
+
+    /// <summary>The wrapped backend.</summary>
+    public CipherBackend InnerBackend => inner;
+
+    /// <summary>How many handles <see cref="Create"/> has made (never decreases).</summary>
+    public int Creations => Volatile.Read(ref _creations);
+
+    /// <summary>Handles made and not yet released.</summary>
+    public int LiveHandles => Volatile.Read(ref _live);
+
+    public override CachedAesBackend Kind => inner.Kind;
+
+    public override string Description => inner.Description;
+
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        var counted = new Counted(this, inner.Create(mode, encrypting, key));
+        Interlocked.Increment(ref _creations);
+        Interlocked.Increment(ref _live);
+        return counted;
+    }
+
+    /// <summary>The handle under a counted one (or the handle itself when it is not counted).</summary>
+    public static BlockCipher Inner(BlockCipher cipher) => cipher is Counted counted ? counted.Wrapped : cipher;
+
+    private sealed class Counted : BlockCipher
+    {
+        private readonly CountingBackend _owner;
+        private int _released;
+
+        public Counted(CountingBackend owner, BlockCipher wrapped)
+        {
+            _owner = owner;
+            Wrapped = wrapped;
+            Mode = wrapped.Mode;
+            Encrypting = wrapped.Encrypting;
+        }
+
+        public BlockCipher Wrapped { get; }
+
+        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
+        {
+            if (Wrapped.TryTransform(iv, input, output))
+            {
+                return true;
+            }
+
+            Fault();
+            return false;
+        }
+
+        public override CryptographicException CreateFailure() => Wrapped.CreateFailure();
+
+        public override void Release()
+        {
+            // Released once: a second release is an ownership bug the counts must show, not hide.
+            if (Interlocked.Exchange(ref _released, 1) != 0)
+            {
+                throw new InvalidOperationException("A handle was released twice.");
+            }
+
+            Interlocked.Decrement(ref _owner._live);
+            Wrapped.Release();
+        }
+    }
+}
