@@ -2,7 +2,6 @@ using System;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
-using BenchmarkDotNet.Environments;
 
 namespace CachedCryptography.Benchmarks;
 

@@ -8,7 +8,6 @@ using System.Threading;
 using System.Threading.Tasks;
 using CachedCryptography.Core;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;

@@ -1,7 +1,6 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
-using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Interop.OpenSsl;
 

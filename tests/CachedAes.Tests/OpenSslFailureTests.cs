@@ -2,7 +2,6 @@ using System;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Tests.Infrastructure;
 

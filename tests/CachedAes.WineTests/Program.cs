@@ -1,6 +1,5 @@
 using System;
 using System.Globalization;
-using System.IO;
 using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using CachedCryptography.Tests.Infrastructure;

@@ -1,5 +1,4 @@
 using System;
-using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 

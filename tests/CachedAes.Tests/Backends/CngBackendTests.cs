@@ -1,8 +1,5 @@
-using System;
 using System.Security.Cryptography;
-using CachedCryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Backends;

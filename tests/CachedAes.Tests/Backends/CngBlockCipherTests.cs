@@ -2,7 +2,6 @@ using System;
 using System.Linq;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Backends;

@@ -1,8 +1,6 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Interop.CommonCrypto;
 
 namespace CachedCryptography.Tests.Backends;

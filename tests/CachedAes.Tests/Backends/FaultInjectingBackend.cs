@@ -2,7 +2,6 @@ using System;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests.Backends;
 

@@ -1,7 +1,6 @@
 using System;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests.Backends;
 

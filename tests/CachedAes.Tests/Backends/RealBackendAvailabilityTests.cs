@@ -1,7 +1,5 @@
 using System;
-using CachedCryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 

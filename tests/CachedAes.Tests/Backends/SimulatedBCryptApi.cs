@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Security.Cryptography;
 using System.Text;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Backends;

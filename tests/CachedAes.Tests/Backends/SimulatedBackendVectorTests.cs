@@ -1,7 +1,6 @@
 using System;
 using System.IO;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Backends;

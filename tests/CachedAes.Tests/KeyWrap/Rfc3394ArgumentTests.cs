@@ -9,7 +9,7 @@ namespace CachedCryptography.Tests;
 /// Argument validation of the RFC 3394 members, with the exception types, parameter names and order of checks of
 /// .NET 11's <c>Aes</c> (dotnet/runtime PR #132349: <c>Aes.cs</c> and its <c>AesKeyWrapTests.cs</c>), which cannot be
 /// run here: the expected types below are written from that source, not computed. Every rejection happens before the
-/// instance creates a native handle, which the tests check with <see cref="CachedAes.HandleCreations"/>.
+/// instance creates a native handle, which the tests check with the instance's handle count (<c>HandleCreations</c>, Infrastructure/Internals.cs).
 /// </summary>
 public sealed class Rfc3394ArgumentTests
 {

@@ -6,7 +6,6 @@ using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;

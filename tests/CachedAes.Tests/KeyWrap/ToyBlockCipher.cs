@@ -1,6 +1,5 @@
 using System;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 
 namespace CachedCryptography.Tests;
 
