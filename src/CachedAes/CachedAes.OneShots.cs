@@ -50,8 +50,8 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using CfbLease cfb = KeyEpoch.RentCfb(ref _key, KeySizeValue);
-        return cfb.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
+        using StockLease stock = KeyEpoch.RentStock(ref _key, KeySizeValue);
+        return stock.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
     /// <inheritdoc />
@@ -59,8 +59,8 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using CfbLease cfb = KeyEpoch.RentCfb(ref _key, KeySizeValue);
-        return cfb.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
+        using StockLease stock = KeyEpoch.RentStock(ref _key, KeySizeValue);
+        return stock.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
     private bool Encrypt(BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> destination, out int bytesWritten)

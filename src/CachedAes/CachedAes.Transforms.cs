@@ -1,62 +1,153 @@
 using System;
 using System.Security.Cryptography;
+using CachedCryptography.Core;
+using CachedCryptography.Core.Transforms;
+using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 
 namespace CachedCryptography;
 
-// CreateEncryptor/CreateDecryptor: transforms made on a short-lived stock instance with this instance's settings.
+// CreateEncryptor/CreateDecryptor. ECB and CBC transforms run on a native handle they hold for their whole life:
+// the instance's own cached handle when they use the instance's key, or a handle keyed once for another key. Other
+// modes (CFB) and the stock fallback get stock's own transforms (Core/Transforms/ has the cached ones).
 public sealed partial class CachedAes
 {
-    /// <summary>Creates an encryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
-    /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
-    /// <returns>A stock encryptor.</returns>
-    /// <exception cref="CryptographicException">The mode is not supported.</exception>
-    public override ICryptoTransform CreateEncryptor() => CreateTransformWithOwnKey(encrypting: true);
+    /// <summary>
+    /// Creates an encryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
+    /// key and IV (a key and an IV are generated first if none was set, as stock does).
+    /// </summary>
+    /// <returns>
+    /// For ECB and CBC, a transform that holds one of this instance's cached native handles until it is disposed (no
+    /// native context is created or keyed when the cached one is free); for CFB, a stock transform. Either way it keeps
+    /// the key, IV, mode and padding it was made with: later changes to this instance, or its disposal, do not affect it.
+    /// Like stock's, a transform is for one caller at a time; dispose it to give the handle back.
+    /// </returns>
+    /// <exception cref="CryptographicException">The mode is not supported, or a native handle could not be made.</exception>
+    public override ICryptoTransform CreateEncryptor() => CreateTransform(encrypting: true);
 
-    /// <summary>Creates a decryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
-    /// <see cref="SymmetricAlgorithm.FeedbackSize"/>, key and IV; it does not depend on this instance afterwards.</summary>
-    /// <returns>A stock decryptor.</returns>
-    /// <exception cref="CryptographicException">The mode is not supported.</exception>
-    public override ICryptoTransform CreateDecryptor() => CreateTransformWithOwnKey(encrypting: false);
+    /// <summary>
+    /// Creates a decryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
+    /// key and IV (a key and an IV are generated first if none was set, as stock does).
+    /// </summary>
+    /// <returns>
+    /// For ECB and CBC, a transform that holds one of this instance's cached native handles until it is disposed; for CFB,
+    /// a stock transform. Either way it does not depend on this instance afterwards. Like stock's, a transform is for one
+    /// caller at a time; dispose it to give the handle back.
+    /// </returns>
+    /// <exception cref="CryptographicException">The mode is not supported, or a native handle could not be made.</exception>
+    public override ICryptoTransform CreateDecryptor() => CreateTransform(encrypting: false);
 
-    /// <summary>Creates an encryptor for the given key and IV with this instance's mode, padding and feedback size, as stock does.</summary>
+    /// <summary>Creates an encryptor for the given key and IV with this instance's mode and padding, as stock does.</summary>
     /// <param name="rgbKey">The key.</param>
-    /// <param name="rgbIV">The IV (required for CBC and CFB).</param>
-    /// <returns>A stock encryptor, independent of this instance.</returns>
+    /// <param name="rgbIV">The IV (required for CBC and CFB; copied).</param>
+    /// <returns>
+    /// For ECB and CBC: when <paramref name="rgbKey"/> is this instance's key (compared in constant time; for example
+    /// <c>CreateEncryptor(aes.Key, aes.IV)</c>), a transform on one of this instance's cached native handles; for any
+    /// other key, a transform on a native handle keyed for it once (on OpenSSL, a pooled context, cleansed when the
+    /// transform is disposed). For CFB, a stock transform. Independent of this instance afterwards.
+    /// </returns>
     /// <exception cref="ArgumentNullException"><paramref name="rgbKey"/> is null.</exception>
     /// <exception cref="ArgumentException">The key or IV has an invalid size.</exception>
-    /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, or the mode is not supported.</exception>
+    /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, the mode is not supported, or a native handle could not be made.</exception>
     public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => CreateTransform(rgbKey, rgbIV, encrypting: true);
 
-    /// <summary>Creates a decryptor for the given key and IV with this instance's mode, padding and feedback size, as stock does.</summary>
+    /// <summary>Creates a decryptor for the given key and IV with this instance's mode and padding, as stock does.</summary>
     /// <param name="rgbKey">The key.</param>
-    /// <param name="rgbIV">The IV (required for CBC and CFB).</param>
-    /// <returns>A stock decryptor, independent of this instance.</returns>
+    /// <param name="rgbIV">The IV (required for CBC and CFB; copied).</param>
+    /// <returns>
+    /// For ECB and CBC: when <paramref name="rgbKey"/> is this instance's key (compared in constant time), a transform on
+    /// one of this instance's cached native handles; for any other key, a transform on a native handle keyed for it once.
+    /// For CFB, a stock transform. Independent of this instance afterwards.
+    /// </returns>
     /// <exception cref="ArgumentNullException"><paramref name="rgbKey"/> is null.</exception>
     /// <exception cref="ArgumentException">The key or IV has an invalid size.</exception>
-    /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, or the mode is not supported.</exception>
+    /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, the mode is not supported, or a native handle could not be made.</exception>
     public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => CreateTransform(rgbKey, rgbIV, encrypting: false);
 
-    private ICryptoTransform CreateTransformWithOwnKey(bool encrypting)
+    // The instance's own key and IV: a handle leased from the current key's slots for the transform's life.
+    private ICryptoTransform CreateTransform(bool encrypting)
     {
-        byte[] key = Key;
-        try
+        if (CachedMode() is not BlockCipherMode mode)
         {
-            return CreateTransform(key, IV, encrypting);
+            return CreateStockTransformWithOwnKey(encrypting);
         }
-        finally
+
+        // Stock reads the IV property here, which generates an IV if none was set (even for ECB, which ignores it).
+        if (IVValue is null)
         {
-            CryptographicOperations.ZeroMemory(key);
+            GenerateIV();
         }
+
+        HeldHandle handle = Rent(mode, encrypting).Hold();
+        return NewTransform(handle, IVValue, encrypting);
     }
 
-    // A short-lived stock instance with this instance's settings: the transform it makes copies the key and
-    // IV, so it outlives that instance and ignores later changes here, exactly like stock's own transforms.
     private ICryptoTransform CreateTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
     {
-        using Aes stock = Aes.Create();
-        stock.Mode = Mode;
-        stock.Padding = Padding;
-        stock.FeedbackSize = FeedbackSize;
-        return encrypting ? stock.CreateEncryptor(rgbKey, rgbIV) : stock.CreateDecryptor(rgbKey, rgbIV);
+        if (CachedMode() is not BlockCipherMode mode)
+        {
+            return CreateStockTransform(rgbKey, rgbIV, encrypting);
+        }
+
+        // Stock's checks, in stock's order.
+        ArgumentNullException.ThrowIfNull(rgbKey);
+        if (rgbKey.Length is not (16 or 24 or 32))
+        {
+            throw new ArgumentException(Errors.InvalidKeySize, nameof(rgbKey));
+        }
+
+        if (rgbIV is not null && rgbIV.Length != BlockCipher.BlockSize)
+        {
+            throw new ArgumentException(Errors.InvalidIVSize, nameof(rgbIV));
+        }
+
+        if (mode == BlockCipherMode.Cbc && rgbIV is null)
+        {
+            throw new CryptographicException(Errors.MissingIV);
+        }
+
+        // The instance's own key (an instance with no key yet has none to match): its cached handle. Any other key: a
+        // handle of the transform's own, keyed once.
+        HeldHandle handle = _key is { } current && current.TryRentFor(rgbKey, mode, encrypting, _backend, out HandleLease lease)
+            ? lease.Hold()
+            : HeldHandle.Own(_backend.Create(mode, encrypting, rgbKey));
+        return NewTransform(handle, rgbIV, encrypting);
+    }
+
+    private ICryptoTransform NewTransform(HeldHandle handle, ReadOnlySpan<byte> iv, bool encrypting) =>
+        encrypting ? new CachedEncryptor(handle, iv, Padding) : new CachedDecryptor(handle, iv, Padding);
+
+    // ECB and CBC get cached transforms, except on the stock fallback (whose handles are stock one-shots: a stock
+    // transform is cheaper there); other modes go to stock, which also reports the unsupported ones.
+    private BlockCipherMode? CachedMode() => _backend is StockBackend ? null : Mode switch
+    {
+        CipherMode.ECB => BlockCipherMode.Ecb,
+        CipherMode.CBC => BlockCipherMode.Cbc,
+        _ => null,
+    };
+
+    // Transforms left to stock (CFB, or any mode on the stock fallback) come from the stock instance that holds the
+    // current key, set to this instance's mode, padding and feedback size for the call. A stock transform copies its key
+    // and IV, so it is independent of that instance and of this one afterwards.
+    private ICryptoTransform CreateStockTransformWithOwnKey(bool encrypting)
+    {
+        using StockLease stock = LeaseStock();
+        stock.Aes.IV = IV;
+        return encrypting ? stock.Aes.CreateEncryptor() : stock.Aes.CreateDecryptor();
+    }
+
+    private ICryptoTransform CreateStockTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
+    {
+        using StockLease stock = LeaseStock();
+        return encrypting ? stock.Aes.CreateEncryptor(rgbKey, rgbIV) : stock.Aes.CreateDecryptor(rgbKey, rgbIV);
+    }
+
+    private StockLease LeaseStock()
+    {
+        StockLease stock = KeyEpoch.RentStock(ref _key, KeySizeValue);
+        stock.Aes.Mode = Mode;
+        stock.Aes.Padding = Padding;
+        stock.Aes.FeedbackSize = FeedbackSize;
+        return stock;
     }
 }

@@ -1,3 +1,4 @@
+using System;
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Security.Cryptography;
@@ -18,6 +19,14 @@ internal static class Errors
     internal const string DestinationTooShort = "Destination is too short.";
     internal const string OverlappingBuffers = "One or more provided buffers overlap.";
     internal const string PlaintextTooLarge = "The specified plaintext size is too large.";
+    internal const string InvalidIVSize = "Specified initialization vector (IV) does not match the block size for this algorithm.";
+    internal const string MissingIV = "The cipher mode specified requires that an initialization vector (IV) be used.";
+    internal const string MustTransformWholeBlock = "TransformBlock may only process bytes in block sized increments.";
+    internal const string InvalidOffsetLength =
+        "Offset and length were out of bounds for the array or count is greater than the number of elements from index to the end of the source collection.";
+
+    // Ours: a transform whose native handle failed earlier (stock has no such state; its transform would fail again).
+    internal const string TransformFaulted = "An earlier native failure left this transform unusable; create a new one.";
 
     // RFC 3394 length rules: .NET 11 has resources for these that .NET 10 lacks; the wording is ours.
     internal const string KeyWrapPlaintextLength =
@@ -44,6 +53,10 @@ internal static class Errors
 
     [DoesNotReturn]
     internal static void ThrowOverlappingBuffers() => throw new CryptographicException(OverlappingBuffers);
+
+    /// <summary>What stock throws when a disposed transform is used: no object name, stock's default text.</summary>
+    [DoesNotReturn]
+    internal static void ThrowDisposedTransform() => throw new ObjectDisposedException(null);
 
     // Native failures: the library's call and its own status or error text.
 

@@ -101,7 +101,7 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
         // KeyEpoch.Handles.cs, next to the code it protects).
         Interlocked.Exchange(ref _retired, 1);
         ReleaseIdleHandles();
-        ReleaseIdleCfb();
+        ReleaseIdleStock();
         Dispose();
     }
 

@@ -71,6 +71,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
             throw Libcrypto.CreateException("EVP_CIPHER_CTX_new");
         }
 
+        owner.Pool = pool;
         pool.OnContextAllocated();
         return new OpenSslCipher(pool, owner);
     }
@@ -106,11 +107,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     }
 
     /// <summary>Frees the context: one that never became a live handle (keying failed), or one trimmed from the pool.</summary>
-    internal void Discard()
-    {
-        _owner.Dispose();
-        _pool.OnContextFreed();
-    }
+    internal void Discard() => _owner.Dispose();
 
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {

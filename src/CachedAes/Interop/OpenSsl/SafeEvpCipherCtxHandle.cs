@@ -16,9 +16,15 @@ internal sealed class SafeEvpCipherCtxHandle : SafeHandle
 
     public override bool IsInvalid => handle == IntPtr.Zero;
 
+    /// <summary>The pool whose live-context count this context is part of, until it is freed.</summary>
+    internal OpenSslContextPool? Pool { get; set; }
+
     protected override bool ReleaseHandle()
     {
         Libcrypto.EVP_CIPHER_CTX_free(handle);
+
+        // Also on finalization: a context whose owner was lost (a transform never disposed) is counted as freed here.
+        Pool?.OnContextFreed();
         return true;
     }
 }

@@ -4,12 +4,13 @@ using System.Security.Cryptography;
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// CFB is not cached natively (no platform shim implements it): its one-shots run on a stock <see cref="Aes"/> holding
-/// the same key, kept between calls by the epoch like a handle.
+/// A stock <see cref="Aes"/> holding an epoch's key, kept between calls by the epoch like a handle. CFB is not cached
+/// natively (no platform shim implements it), so CFB one-shots run on it, and so do the transforms CachedAes leaves to
+/// stock (CFB, and every transform on the stock fallback).
 /// </summary>
-internal sealed class StockCfb
+internal sealed class StockAes
 {
-    public StockCfb(ReadOnlySpan<byte> key)
+    public StockAes(ReadOnlySpan<byte> key)
     {
         Aes = Aes.Create();
         Aes.SetKey(key);
