@@ -410,7 +410,7 @@ public class TransformBadInputTests
         }
 
         Assert.True(problems.Count == 0, $"{problems.Count} differences from stock:{Environment.NewLine}{string.Join(Environment.NewLine, problems.Take(40))}");
-        Assert.True(stockFailures > 100, $"only {stockFailures} creations failed on stock");
+        Assert.True(stockFailures > 15 * modes.Count, $"only {stockFailures} creations failed on stock over {modes.Count} modes");
     }
 
     // Returns 1 when stock threw. When both made a transform, a message through each must agree (where the key is known).
