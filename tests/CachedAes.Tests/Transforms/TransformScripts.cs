@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Security.Cryptography;
-using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Transforms;
 
