@@ -3,7 +3,6 @@ using System.Security.Cryptography;
 using CachedCryptography.Core;
 using CachedCryptography.Core.Transforms;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 
 namespace CachedCryptography;
 
@@ -64,7 +63,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The mode needs an IV and <paramref name="rgbIV"/> is null, the mode is not supported, or a native handle could not be made.</exception>
     public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => CreateTransform(rgbKey, rgbIV, encrypting: false);
 
-    // The instance's own key and IV: a handle leased from the current key's slots for the transform's life.
+    // The instance's own key and IV: the transform leases the current key epoch's handles.
     private ICryptoTransform CreateTransform(bool encrypting)
     {
         if (CachedMode() is not BlockCipherMode mode)
@@ -78,8 +77,14 @@ public sealed partial class CachedAes
             GenerateIV();
         }
 
-        HeldHandle handle = Rent(mode, encrypting).Hold();
-        return NewTransform(handle, IVValue, encrypting);
+        KeyEpoch epoch = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
+        while (!epoch.TryAddRef())
+        {
+            // Replaced and released since it was read: the new key is the instance's key now.
+            epoch = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
+        }
+
+        return NewTransform(epoch, ownsEpoch: false, mode, IVValue, encrypting);
     }
 
     private ICryptoTransform CreateTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
@@ -106,20 +111,29 @@ public sealed partial class CachedAes
             throw new CryptographicException(Errors.MissingIV);
         }
 
-        // The instance's own key (an instance with no key yet has none to match): its cached handle. Any other key: a
-        // handle of the transform's own, keyed once.
-        HeldHandle handle = _key is { } current && current.TryRentFor(rgbKey, mode, encrypting, _backend, out HandleLease lease)
-            ? lease.Hold()
-            : HeldHandle.Own(_backend.Create(mode, encrypting, rgbKey));
-        return NewTransform(handle, rgbIV, encrypting);
+        // The instance's own key (CreateEncryptor(aes.Key, aes.IV)): its epoch, so the transform uses the cached handles.
+        // An instance with no key yet has none to match. Any other key: an epoch of the transform's own.
+        if (_key is { } current && current.TryAddRef())
+        {
+            if (current.HasKey(rgbKey))
+            {
+                return NewTransform(current, ownsEpoch: false, mode, rgbIV, encrypting);
+            }
+
+            current.DangerousRelease();
+        }
+
+        return NewTransform(new KeyEpoch(rgbKey), ownsEpoch: true, mode, rgbIV, encrypting);
     }
 
-    private ICryptoTransform NewTransform(HeldHandle handle, ReadOnlySpan<byte> iv, bool encrypting) =>
-        encrypting ? new CachedEncryptor(handle, iv, Padding) : new CachedDecryptor(handle, iv, Padding);
+    private ICryptoTransform NewTransform(KeyEpoch epoch, bool ownsEpoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, bool encrypting) =>
+        encrypting
+            ? new CachedEncryptor(epoch, ownsEpoch, _backend, mode, iv, Padding)
+            : new CachedDecryptor(epoch, ownsEpoch, _backend, mode, iv, Padding);
 
     // ECB and CBC get cached transforms, except on the stock fallback (whose handles are stock one-shots: a stock
     // transform is cheaper there); other modes go to stock, which also reports the unsupported ones.
-    private BlockCipherMode? CachedMode() => _backend is StockBackend ? null : Mode switch
+    private BlockCipherMode? CachedMode() => _backend.Kind == CachedAesBackend.StockFallback ? null : Mode switch
     {
         CipherMode.ECB => BlockCipherMode.Ecb,
         CipherMode.CBC => BlockCipherMode.Cbc,

@@ -25,9 +25,6 @@ internal static class Errors
     internal const string InvalidOffsetLength =
         "Offset and length were out of bounds for the array or count is greater than the number of elements from index to the end of the source collection.";
 
-    // Ours: a transform whose native handle failed earlier (stock has no such state; its transform would fail again).
-    internal const string TransformFaulted = "An earlier native failure left this transform unusable; create a new one.";
-
     // RFC 3394 length rules: .NET 11 has resources for these that .NET 10 lacks; the wording is ours.
     internal const string KeyWrapPlaintextLength =
         "The plaintext must be a multiple of 8 bytes and at least 16 bytes long for the Key Wrap algorithm.";

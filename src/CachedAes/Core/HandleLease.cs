@@ -22,7 +22,4 @@ internal readonly ref struct HandleLease
     public BlockCipher Cipher { get; }
 
     public void Dispose() => _epoch.Return(ref _slot, Cipher);
-
-    /// <summary>The same lease in a form a class can keep (for a transform's lifetime); the lease is not disposed then.</summary>
-    public HeldHandle Hold() => new(_epoch, _epoch.SlotIndex(ref _slot), Cipher);
 }

@@ -84,68 +84,29 @@ internal sealed partial class KeyEpoch
             ? lease
             : RentAfterKeyChange(ref current, backend, keySizeBits, mode, encrypting);
 
-    /// <summary>The slot index of a handle of the caller's own (see <see cref="SlotIndex"/>).</summary>
-    internal const int NoSlot = -1;
-
-    // The slot index of the inline slot of a handle's mode and direction.
-    private const int InlineSlotIndex = 0;
-
     /// <summary>
-    /// Takes a handle keyed with this epoch's key, as <see cref="Rent"/> does, if this epoch's key is
-    /// <paramref name="key"/> (compared in constant time); false if it is another key or the epoch is already released.
+    /// For a caller that holds a reference on this epoch (<see cref="TryAddRef"/>), such as a transform: a handle from this
+    /// epoch's slots, as <see cref="Rent"/> gives one; false once the epoch is retired (the caller then makes a handle of
+    /// its own with <see cref="CreateForHolder"/>).
     /// </summary>
-    public bool TryRentFor(ReadOnlySpan<byte> key, BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
+    public bool TryRentForHolder(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
     {
-        lease = default;
-        if (!TryAddRef())
+        if (IsRetired)
         {
+            lease = default;
             return false;
         }
 
-        bool same;
-        try
-        {
-            same = key.Length == _length && CryptographicOperations.FixedTimeEquals(key, DangerousKey);
-        }
-        finally
-        {
-            DangerousRelease();
-        }
-
-        return same && TryRent(mode, encrypting, backend, out lease);
+        return TryRent(mode, encrypting, backend, out lease);
     }
 
     /// <summary>
-    /// A number that names <paramref name="slot"/> for <see cref="SlotAt"/>: <see cref="NoSlot"/> for a null reference (a
-    /// handle of the caller's own), 0 for the inline slot, the array index for a shared slot.
+    /// A handle of the caller's own with this epoch's key, for a caller that holds a reference on this epoch (so the key
+    /// is still readable after the epoch is retired). The caller releases it.
     /// </summary>
-    internal int SlotIndex(ref BlockCipher? slot)
-    {
-        if (Unsafe.IsNullRef(ref slot))
-        {
-            return NoSlot;
-        }
-
-        if (IsInlineSlot(ref slot))
-        {
-            return InlineSlotIndex;
-        }
-
-        BlockCipher?[] shared = Volatile.Read(ref _shared)!;
-        return (int)(Unsafe.ByteOffset(ref shared[0], ref slot) / Unsafe.SizeOf<BlockCipher?>());
-    }
-
-    /// <summary>The slot that <see cref="SlotIndex"/> named, for a handle of <paramref name="mode"/> and direction.</summary>
-    internal ref BlockCipher? SlotAt(int index, BlockCipherMode mode, bool encrypting)
-    {
-        if (index == NoSlot)
-        {
-            return ref Unsafe.NullRef<BlockCipher?>();
-        }
-
-        // The first stride of the shared array holds no slot, so index 0 can only be the inline slot.
-        return ref index == InlineSlotIndex ? ref InlineSlot(mode, encrypting) : ref Volatile.Read(ref _shared)![index];
-    }
+    /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
+    public BlockCipher CreateForHolder(BlockCipherMode mode, bool encrypting, CipherBackend backend) =>
+        backend.Create(mode, encrypting, DangerousKey);
 
     /// <summary>How many handles for <paramref name="mode"/> and direction are cached and not in use right now (a test seam).</summary>
     internal int CachedCount(BlockCipherMode mode, bool encrypting)

@@ -12,8 +12,8 @@ namespace CachedCryptography.Core.Transforms;
 /// ANSI X9.23, ISO 10126), <see cref="CachedTransform.TransformBlock"/> holds the last ciphertext block back, because only
 /// the final call can tell whether it is the padded one; with None and Zeros nothing is held back.
 /// </summary>
-internal sealed class CachedDecryptor(HeldHandle handle, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(handle, iv, padding)
+internal sealed class CachedDecryptor(KeyEpoch epoch, bool ownsEpoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, ownsEpoch, backend, mode, encrypting: false, iv, padding)
 {
     // The held-back block is ciphertext, never plaintext.
     private Vector128<byte> _held;
@@ -58,7 +58,7 @@ internal sealed class CachedDecryptor(HeldHandle handle, ReadOnlySpan<byte> iv, 
             Errors.ThrowPartialBlock();
         }
 
-        ThrowIfUnusable();
+        ThrowIfDisposed();
         int total = (_holding ? BlockSize : 0) + input.Length;
         if (!RemovesPadding || total == 0)
         {
@@ -90,17 +90,18 @@ internal sealed class CachedDecryptor(HeldHandle handle, ReadOnlySpan<byte> iv, 
     {
         ReadOnlySpan<byte> lastCiphertext = input.IsEmpty ? Held : input[^BlockSize..];
         ReadOnlySpan<byte> lastIv =
-            Cipher.Mode == BlockCipherMode.Ecb ? default
+            IsEcb ? default
             : input.Length >= 2 * BlockSize ? input[^(2 * BlockSize)..^BlockSize]
             : input.Length == BlockSize && _holding ? Held
             : ChainIv;
 
         Span<byte> last = stackalloc byte[BlockSize];
+        using CallCipher call = AcquireCipher();
         try
         {
-            if (!Cipher.TryTransform(lastIv, lastCiphertext, last))
+            if (!call.Cipher.TryTransform(lastIv, lastCiphertext, last))
             {
-                throw Cipher.CreateFailure();
+                throw call.Cipher.CreateFailure();
             }
 
             int lastLength = SymmetricPadding.GetUnpaddedLength(last, Padding);
@@ -117,13 +118,13 @@ internal sealed class CachedDecryptor(HeldHandle handle, ReadOnlySpan<byte> iv, 
                 Span<byte> head = plaintext.AsSpan(0, total - BlockSize);
                 if (_holding && !input.IsEmpty)
                 {
-                    Transform(Held, head[..BlockSize]);
+                    Transform(call.Cipher, Held, head[..BlockSize]);
                     head = head[BlockSize..];
                 }
 
                 if (input.Length > BlockSize)
                 {
-                    Transform(input[..^BlockSize], head);
+                    Transform(call.Cipher, input[..^BlockSize], head);
                 }
             }
             catch

@@ -1,11 +1,12 @@
 using System;
 using System.Security.Cryptography;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core.Transforms;
 
 /// <summary>The ECB/CBC encryptor: whole blocks as they come, padding on the final block (as stock's <c>UniversalCryptoEncryptor</c>).</summary>
-internal sealed class CachedEncryptor(HeldHandle handle, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(handle, iv, padding)
+internal sealed class CachedEncryptor(KeyEpoch epoch, bool ownsEpoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, ownsEpoch, backend, mode, encrypting: true, iv, padding)
 {
     protected override int TransformBlockCore(ReadOnlySpan<byte> input, Span<byte> output)
     {
@@ -17,15 +18,19 @@ internal sealed class CachedEncryptor(HeldHandle handle, ReadOnlySpan<byte> iv, 
     {
         // Checked before the native cipher is reached, as in stock: None with a partial block throws here.
         int length = SymmetricPadding.GetCiphertextLength(input.Length, Padding);
-        ThrowIfUnusable();
         if (length == 0)
         {
+            ThrowIfDisposed();
             Restart();
             return [];
         }
 
         byte[] ciphertext = GC.AllocateUninitializedArray<byte>(length);
-        OneShot.Encrypt(Cipher, ChainIv, Padding, input, ciphertext);
+        using (CallCipher call = AcquireCipher())
+        {
+            OneShot.Encrypt(call.Cipher, ChainIv, Padding, input, ciphertext);
+        }
+
         Restart();
         return ciphertext;
     }

@@ -3,13 +3,14 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
+using System.Threading;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core.Transforms;
 
 /// <summary>
 /// What <see cref="CachedAes.CreateEncryptor()"/> and <see cref="CachedAes.CreateDecryptor()"/> return for ECB and CBC:
-/// an <see cref="ICryptoTransform"/> with stock's semantics over a native handle it holds for its whole life.
+/// an <see cref="ICryptoTransform"/> with stock's semantics over cached native handles.
 /// </summary>
 /// <remarks>
 /// <para>Stock's transforms (dotnet/runtime's <c>UniversalCryptoTransform</c> and its encryptor and decryptor) are the
@@ -17,32 +18,63 @@ namespace CachedCryptography.Core.Transforms;
 /// parameter names, CBC chaining across <see cref="TransformBlock"/> calls, a return to the IV after
 /// <see cref="TransformFinalBlock"/> so the transform can be reused, and <see cref="ObjectDisposedException"/> exactly
 /// where stock's native cipher would be reached after <see cref="Dispose"/>.</para>
-/// <para>The handle is keyed once, when the transform is made; the transform keeps only the IV and the CBC chaining block
-/// (ciphertext), never a copy of the key, and it does not depend on the instance afterwards. Like stock's, a transform is
-/// for one caller at a time; many transforms, on many threads, each hold a handle of their own.</para>
+/// <para><b>Handles.</b> A transform holds a reference on a key epoch, never a native handle between calls: each call
+/// leases a handle from the epoch's slots as a one-shot does and gives it back, so a transform that is never disposed
+/// (CryptoStream does not dispose its transform, and much code drops it) keeps no handle from the instance. The epoch is
+/// the instance's (for the instance's key, including <c>CreateEncryptor(aes.Key, aes.IV)</c>) or the transform's own
+/// (another key). If the instance retires its epoch (a key change, or Dispose) while the transform lives, the transform
+/// keys a handle of its own from the epoch's key, which its reference keeps readable, and uses that from then on; so it
+/// does not depend on the instance afterwards, as stock's does not. The reference (and any handle of its own) is released
+/// by <see cref="Dispose"/>, or by the finalizer of a transform that was dropped.</para>
+/// <para>Like stock's, a transform is for one caller at a time; many transforms, on many threads, share the instance's
+/// handles as its one-shots do.</para>
 /// </remarks>
 internal abstract class CachedTransform : ICryptoTransform
 {
     /// <summary>The AES block size: the input and output block size of every transform here.</summary>
     protected const int BlockSize = BlockCipher.BlockSize;
 
-    private readonly HeldHandle _handle;
+    private readonly KeyEpoch _epoch;
+    private readonly bool _ownsEpoch;
+    private readonly CipherBackend _backend;
+    private readonly BlockCipherMode _mode;
+    private readonly bool _encrypting;
 
     // CBC: the IV every message starts at, and the block the next one chains from (the last ciphertext block so far).
     private readonly Vector128<byte> _iv;
     private Vector128<byte> _chain;
-    private bool _disposed;
 
-    protected CachedTransform(HeldHandle handle, ReadOnlySpan<byte> iv, PaddingMode padding)
+    // A handle of this transform's own, made from the epoch's key once the instance has retired the epoch.
+    private BlockCipher? _own;
+    private int _disposed;
+
+    /// <param name="epoch">
+    /// The key: the instance's epoch, on which the caller has taken a reference for this transform (released with it), or
+    /// an epoch made for this transform alone (<paramref name="ownsEpoch"/>), retired with it.
+    /// </param>
+    /// <param name="ownsEpoch">True when the epoch is this transform's own.</param>
+    /// <param name="backend">Makes the handles.</param>
+    /// <param name="mode">ECB or CBC.</param>
+    /// <param name="encrypting">The direction.</param>
+    /// <param name="iv">CBC: the IV (16 bytes); ignored for ECB.</param>
+    /// <param name="padding">The padding mode.</param>
+    protected CachedTransform(KeyEpoch epoch, bool ownsEpoch, CipherBackend backend, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> iv, PaddingMode padding)
     {
-        _handle = handle;
+        _epoch = epoch;
+        _ownsEpoch = ownsEpoch;
+        _backend = backend;
+        _mode = mode;
+        _encrypting = encrypting;
         Padding = padding;
-        if (handle.Cipher.Mode == BlockCipherMode.Cbc)
+        if (mode == BlockCipherMode.Cbc)
         {
             _iv = Vector128.Create(iv);
             _chain = _iv;
         }
     }
+
+    /// <summary>Releases what a transform that was never disposed still holds: its key reference and any handle of its own.</summary>
+    ~CachedTransform() => Release();
 
     /// <inheritdoc />
     public bool CanReuseTransform => true;
@@ -59,12 +91,12 @@ internal abstract class CachedTransform : ICryptoTransform
     /// <summary>The padding mode captured when the transform was made.</summary>
     protected PaddingMode Padding { get; }
 
-    /// <summary>The handle; faulted after a native failure.</summary>
-    protected BlockCipher Cipher => _handle.Cipher;
+    /// <summary>True for ECB (no IV, no chaining).</summary>
+    protected bool IsEcb => _mode == BlockCipherMode.Ecb;
 
     /// <summary>CBC: the IV the next block starts from (empty for ECB). Valid until the next transform on this object.</summary>
     protected ReadOnlySpan<byte> ChainIv =>
-        Cipher.Mode == BlockCipherMode.Cbc
+        _mode == BlockCipherMode.Cbc
             ? MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<Vector128<byte>, byte>(ref _chain), BlockSize)
             : default;
 
@@ -112,16 +144,11 @@ internal abstract class CachedTransform : ICryptoTransform
         return TransformFinalBlockCore(inputBuffer.AsSpan(inputOffset, inputCount));
     }
 
-    /// <summary>Gives the handle back (to the instance's cache, or releases it). Later calls throw as stock's do.</summary>
+    /// <summary>Releases the key reference (and any handle of the transform's own). Later calls throw as stock's do.</summary>
     public void Dispose()
     {
-        if (!_disposed)
-        {
-            _disposed = true;
-            OnDispose();
-            _handle.Release();
-        }
-
+        OnDispose();
+        Release();
         GC.SuppressFinalize(this);
     }
 
@@ -144,45 +171,93 @@ internal abstract class CachedTransform : ICryptoTransform
     /// <exception cref="CryptographicException">A native call failed (the output is then cleared).</exception>
     protected void Transform(ReadOnlySpan<byte> input, Span<byte> output)
     {
-        ThrowIfUnusable();
+        using CallCipher call = AcquireCipher();
+        Transform(call.Cipher, input, output);
+    }
+
+    /// <summary>The same on a handle the caller already holds for this call.</summary>
+    protected void Transform(BlockCipher cipher, ReadOnlySpan<byte> input, Span<byte> output)
+    {
         if (input.Overlaps(output, out int offset) && offset != 0)
         {
-            TransformThroughCopy(input, output);
+            TransformThroughCopy(cipher, input, output);
             return;
         }
 
         // CBC decryption chains from the last input block: read it before an in-place transform overwrites it.
         Vector128<byte> lastInput = Vector128.Create(input[^BlockSize..]);
-        if (!Cipher.TryTransform(ChainIv, input, output))
+        if (!cipher.TryTransform(ChainIv, input, output))
         {
             output.Clear();
-            throw Cipher.CreateFailure();
+            throw cipher.CreateFailure();
         }
 
-        _chain = Cipher.Encrypting ? Vector128.Create(output[^BlockSize..]) : lastInput;
+        _chain = _encrypting ? Vector128.Create(output[^BlockSize..]) : lastInput;
     }
 
     /// <summary>Back to the IV: what stock's final transform does, so the transform starts the next message afresh.</summary>
     protected void Restart() => _chain = _iv;
 
+    /// <summary>
+    /// A handle for one call, from the epoch's slots or the transform's own; dispose it when the call is done (before
+    /// that, a failed handle's exception must have been taken).
+    /// </summary>
     /// <exception cref="ObjectDisposedException">The transform was disposed.</exception>
-    /// <exception cref="CryptographicException">An earlier native failure left the handle unusable.</exception>
-    protected void ThrowIfUnusable()
+    /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
+    protected CallCipher AcquireCipher()
     {
-        if (_disposed)
+        ThrowIfDisposed();
+        if (_own is null && _epoch.TryRentForHolder(_mode, _encrypting, _backend, out HandleLease lease))
+        {
+            return new CallCipher(lease);
+        }
+
+        return new CallCipher(OwnHandle());
+    }
+
+    /// <summary>Where stock's disposed transform would reach its native cipher: <see cref="ObjectDisposedException"/>.</summary>
+    protected void ThrowIfDisposed()
+    {
+        if (Volatile.Read(ref _disposed) != 0)
         {
             Errors.ThrowDisposedTransform();
         }
+    }
 
-        if (Cipher.IsFaulted)
+    // The instance retired the epoch (or a handle of the transform's own failed): the transform's own handle from now on.
+    private BlockCipher OwnHandle()
+    {
+        if (_own is { IsFaulted: true } failed)
         {
-            throw new CryptographicException(Errors.TransformFaulted);
+            _own = null;
+            failed.Release();
+        }
+
+        return _own ??= _epoch.CreateForHolder(_mode, _encrypting, _backend);
+    }
+
+    private void Release()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _own?.Release();
+        _own = null;
+        if (_ownsEpoch)
+        {
+            _epoch.RetireOwned();
+        }
+        else
+        {
+            _epoch.DangerousRelease();
         }
     }
 
     // The seam takes in-place or disjoint buffers only: a partially overlapping input is copied aside first.
     [SkipLocalsInit] // the copy is written before it is read
-    private unsafe void TransformThroughCopy(ReadOnlySpan<byte> input, Span<byte> output)
+    private unsafe void TransformThroughCopy(BlockCipher cipher, ReadOnlySpan<byte> input, Span<byte> output)
     {
         const int StackLimit = 1024;
         byte* native = input.Length > StackLimit ? (byte*)NativeMemory.Alloc((nuint)input.Length) : null;
@@ -191,13 +266,39 @@ internal abstract class CachedTransform : ICryptoTransform
         try
         {
             input.CopyTo(copy);
-            Transform(copy, output);
+            Transform(cipher, copy, output);
         }
         finally
         {
             // Plaintext when encrypting; zeroed either way.
             CryptographicOperations.ZeroMemory(copy);
             NativeMemory.Free(native);
+        }
+    }
+
+    /// <summary>The handle one call uses: leased from the epoch's slots (given back on dispose), or the transform's own.</summary>
+    protected readonly ref struct CallCipher
+    {
+        private readonly HandleLease _lease;
+        private readonly bool _leased;
+
+        public CallCipher(HandleLease lease)
+        {
+            _lease = lease;
+            _leased = true;
+            Cipher = lease.Cipher;
+        }
+
+        public CallCipher(BlockCipher own) => Cipher = own;
+
+        public BlockCipher Cipher { get; }
+
+        public void Dispose()
+        {
+            if (_leased)
+            {
+                _lease.Dispose();
+            }
         }
     }
 }
