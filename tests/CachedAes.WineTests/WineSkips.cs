@@ -6,8 +6,8 @@ using System.Security.Cryptography;
 namespace CachedCryptography.WineTests;
 
 /// <summary>
-/// The contract tests that cannot run under Wine 8.0 and why, each reported as skipped (never as passed). Some reuse a
-/// CBC transform (see <see cref="Reason"/>); all the others need stock CFB, which Wine's bcrypt lacks: stock .NET itself fails there (CFB8 with "Unknown error (0xc1000206)",
+/// The contract tests that cannot run under Wine 8.0 and why, each reported as skipped (never as passed): they need stock
+/// CFB, which Wine's bcrypt lacks: stock .NET itself fails there (CFB8 with "Unknown error (0xc1000206)",
 /// CFB128 with "The current platform does not support the specified feedback size."). CachedAes runs CFB on stock
 /// <see cref="Aes"/>, so none of its own code goes untested by this; the ECB/CBC parts of these tests run on Linux and
 /// in the Windows CI job. The random tests leave CFB out instead (see BackendData.StockCfbWorks). Applied under Wine only.
@@ -15,18 +15,6 @@ namespace CachedCryptography.WineTests;
 internal static class WineSkips
 {
     private const string NoCfb = "needs stock CFB, which Wine 8.0's bcrypt does not provide";
-
-    private const string ReusedCbcTransform =
-        "reuses a CBC transform, and CachedAes's transforms are still stock's: a reused stock CBC transform hits Wine 8.0's CBC quirk";
-
-    private static readonly HashSet<string> s_reuseCbcTransforms = new(StringComparer.Ordinal)
-    {
-        "TransformDifferentialTests.Random_TransformBlock_and_TransformFinalBlock_sequences_match_stock",
-        "TransformDifferentialTests.Random_CryptoStream_reads_and_writes_match_stock",
-        "TransformDifferentialTests.Many_live_transforms_from_one_instance_used_interleaved_match_stock",
-        "TransformBadInputTests.Reuse_after_a_failed_TransformFinalBlock_matches_stock",
-        "TransformClientPatternTests.Transforms_outlive_their_instance_and_ignore_its_later_changes",
-    };
 
     private static readonly HashSet<string> s_needStockCfb = new(StringComparer.Ordinal)
     {
@@ -42,16 +30,6 @@ internal static class WineSkips
         if (s_needStockCfb.Contains(test))
         {
             return NoCfb;
-        }
-
-        // Tests that send a second message through one CBC transform: CachedAes returns stock transforms today, and stock
-        // keeps its CNG key for the transform's life, so Wine 8.0's CBC quirk makes that message wrong (stock .NET's own
-        // behaviour there; the test's stock side already uses a new transform per message, see BackendData). The same
-        // quirk on CachedAes's own cached handles is what the self-test catches and routes around. Remove these skips
-        // when CachedAes's transforms run on its own handles (issue 17): they must pass under Wine then.
-        if (s_reuseCbcTransforms.Contains(test) && (row.Any(value => value is CipherMode.CBC) || !row.Any(value => value is CipherMode)))
-        {
-            return ReusedCbcTransform;
         }
 
         // Theory rows for CFB (for example the transform tests' configurations).
