@@ -432,6 +432,23 @@ public sealed class JweTests
     }
 
     /// <summary>
+    /// Reading tokens with the factory on the key-encryption key only: the unwrap uses it, but the content key IdentityModel
+    /// unwraps is a new key on the default factory, so content decryption stays on stock (why the README sets the factory
+    /// on the validation parameters too).
+    /// </summary>
+    [Fact]
+    public async Task A_factory_on_the_key_encryption_key_alone_leaves_content_decryption_on_stock()
+    {
+        Dictionary<string, object> claims = Claims(new Random(2), 64);
+        string token = CreateToken(_stockKek, _signingKey, SecurityAlgorithms.Aes128CbcHmacSha256, claims);
+        int kwBefore = _counting.KeyWrapProviders;
+        int aeBefore = _counting.CbcHmacProviders;
+        Assert.Equal((string)claims["sub"] + "|" + (string)claims["data"], await ClaimsOf(token, Parameters(_cachedKek, factory: null)));
+        Assert.Equal(kwBefore + 1, _counting.KeyWrapProviders);
+        Assert.Equal(aeBefore, _counting.CbcHmacProviders);
+    }
+
+    /// <summary>
     /// The README's one line: <c>CryptoProviderFactory.Default.CustomCryptoProvider = new CachedAesCryptoProvider()</c>, and
     /// keys and validation parameters that name no factory then go through CachedAes; stock's tokens still read.
     /// </summary>
