@@ -51,9 +51,24 @@ internal static class Errors
     [DoesNotReturn]
     internal static void ThrowOverlappingBuffers() => throw new CryptographicException(OverlappingBuffers);
 
-    /// <summary>What stock throws when a disposed transform is used: no object name, stock's default text.</summary>
+    /// <summary>
+    /// What stock's own transform throws when it is used after Dispose and reaches its native cipher, which differs by
+    /// platform: on Linux its OpenSSL cipher holds a closed SafeHandle (<see cref="ObjectDisposedException"/>); on Windows
+    /// and macOS its CNG and CommonCrypto wrappers set their handle to null on Dispose, so the next use dereferences null
+    /// (<see cref="NullReferenceException"/>). A drop-in throws the same.
+    /// </summary>
     [DoesNotReturn]
-    internal static void ThrowDisposedTransform() => throw new ObjectDisposedException(null);
+    internal static void ThrowDisposedTransform()
+    {
+        if (OperatingSystem.IsWindows() || OperatingSystem.IsMacOS())
+        {
+#pragma warning disable CA2201 // Stock's own exception on these platforms, which callers of a drop-in may already handle.
+            throw new NullReferenceException();
+#pragma warning restore CA2201
+        }
+
+        throw new ObjectDisposedException(null);
+    }
 
     // Native failures: the library's call and its own status or error text.
 

@@ -6,8 +6,9 @@ using System.Security.Cryptography;
 namespace CachedCryptography.WineTests;
 
 /// <summary>
-/// The contract tests that cannot run under Wine 8.0 and why, each reported as skipped (never as passed): they need stock
-/// CFB, which Wine's bcrypt lacks: stock .NET itself fails there (CFB8 with "Unknown error (0xc1000206)",
+/// The contract tests that cannot run under Wine 8.0 and why, each reported as skipped (never as passed). One compares
+/// with a reused stock CBC transform, which Wine's CBC quirk breaks for stock itself (see <see cref="Reason"/>); all the
+/// others need stock CFB, which Wine's bcrypt lacks: stock .NET itself fails there (CFB8 with "Unknown error (0xc1000206)",
 /// CFB128 with "The current platform does not support the specified feedback size."). CachedAes runs CFB on stock
 /// <see cref="Aes"/>, so none of its own code goes untested by this; the ECB/CBC parts of these tests run on Linux and
 /// in the Windows CI job. The random tests leave CFB out instead (see BackendData.StockCfbWorks). Applied under Wine only.
@@ -15,6 +16,9 @@ namespace CachedCryptography.WineTests;
 internal static class WineSkips
 {
     private const string NoCfb = "needs stock CFB, which Wine 8.0's bcrypt does not provide";
+
+    private const string StockReusedCbcTransform =
+        "compares with a stock CBC transform reused after a failed message, and Wine 8.0's CBC quirk (chaining kept in the key) corrupts stock's second message";
 
     private static readonly HashSet<string> s_needStockCfb = new(StringComparer.Ordinal)
     {
@@ -30,6 +34,14 @@ internal static class WineSkips
         if (s_needStockCfb.Contains(test))
         {
             return NoCfb;
+        }
+
+        // Stock's side of this test must reuse one CBC transform (its state after the failure is what is compared), and
+        // stock keeps one CNG key for its transform's life, so Wine 8.0's CBC quirk makes stock's next message wrong. The
+        // other transform tests give stock a new transform per message under Wine instead (BackendData).
+        if (test == "TransformBadInputTests.Reuse_after_a_failed_TransformFinalBlock_matches_stock" && row.Any(value => value is CipherMode.CBC))
+        {
+            return StockReusedCbcTransform;
         }
 
         // Theory rows for CFB (for example the transform tests' configurations).

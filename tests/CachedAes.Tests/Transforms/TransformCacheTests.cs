@@ -6,6 +6,7 @@ using System.Security.Cryptography;
 using CachedCryptography.Core.Transforms;
 using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Seam;
+using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Transforms;
@@ -56,7 +57,7 @@ public sealed class TransformCacheTests
     [Fact]
     public void On_the_stock_fallback_every_transform_is_stocks()
     {
-        using CachedAes aes = BackendData.Create("StockFallback", RandomNumberGenerator.GetBytes(32));
+        using var aes = new CachedAes(new CountingBackend(StockBackend.Instance)) { Key = RandomNumberGenerator.GetBytes(32) };
         using ICryptoTransform encryptor = aes.CreateEncryptor();
         Assert.IsNotType<CachedEncryptor>(encryptor);
         Assert.Equal(0, aes.HandleCreations);

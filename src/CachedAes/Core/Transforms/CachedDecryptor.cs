@@ -58,8 +58,8 @@ internal sealed class CachedDecryptor(KeyEpoch epoch, bool ownsEpoch, CipherBack
             Errors.ThrowPartialBlock();
         }
 
-        ThrowIfDisposed();
         int total = (_holding ? BlockSize : 0) + input.Length;
+        ThrowIfDisposedAtFinal(total);
         if (!RemovesPadding || total == 0)
         {
             // Nothing to depad (None, Zeros), or nothing at all: stock then returns no bytes, not a padding error.

@@ -20,7 +20,7 @@ internal sealed class CachedEncryptor(KeyEpoch epoch, bool ownsEpoch, CipherBack
         int length = SymmetricPadding.GetCiphertextLength(input.Length, Padding);
         if (length == 0)
         {
-            ThrowIfDisposed();
+            ThrowIfDisposedAtFinal(0);
             Restart();
             return [];
         }

@@ -215,12 +215,24 @@ internal abstract class CachedTransform : ICryptoTransform
         return new CallCipher(OwnHandle());
     }
 
-    /// <summary>Where stock's disposed transform would reach its native cipher: <see cref="ObjectDisposedException"/>.</summary>
+    /// <summary>Where stock's disposed transform reaches its native cipher: what stock throws there (<see cref="Errors.ThrowDisposedTransform"/>).</summary>
     protected void ThrowIfDisposed()
     {
         if (Volatile.Read(ref _disposed) != 0)
         {
             Errors.ThrowDisposedTransform();
+        }
+    }
+
+    /// <summary>
+    /// The same for stock's final step over <paramref name="bytes"/> bytes, which on Windows reaches the native cipher only
+    /// when there is something to transform: a disposed stock transform there still finishes a message of no bytes.
+    /// </summary>
+    protected void ThrowIfDisposedAtFinal(int bytes)
+    {
+        if (bytes != 0 || !OperatingSystem.IsWindows())
+        {
+            ThrowIfDisposed();
         }
     }
 
