@@ -7,18 +7,6 @@ using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
-/// <summary>Runs only where the OpenSSL backend is the platform's (Linux); elsewhere it is reported as skipped.</summary>
-public sealed class OpenSslFactAttribute : FactAttribute
-{
-    public OpenSslFactAttribute()
-    {
-        if (!OperatingSystem.IsLinux())
-        {
-            Skip = "The OpenSSL backend is used on Linux only.";
-        }
-    }
-}
-
 /// <summary>
 /// A real failing OpenSSL call: the cached context is reset behind the instance's back with
 /// <c>EVP_CIPHER_CTX_reset</c>, so the next <c>EVP_CipherUpdate</c> fails inside OpenSSL and pushes an error.
