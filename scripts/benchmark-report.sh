@@ -55,19 +55,11 @@ if [ -n "$baseline" ]; then
 fi
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
+. "$repo/scripts/lib/apt-install.sh"
 missing=()
 command -v python3 >/dev/null || missing+=(python3)
 command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-    echo "benchmark-report.sh: missing ${missing[*]} (Debian: apt-get install ${missing[*]})" >&2
-    exit 2
-  fi
-  echo "benchmark-report.sh: installing ${missing[*]} with apt-get" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
-fi
+apt_install benchmark-report.sh "${missing[@]}" || exit 2
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 {

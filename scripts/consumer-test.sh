@@ -199,6 +199,24 @@ check_output() {
   pass "$name: consumer-check: OK, backend $backend, $(grep -E '^checks:' "$log")"
 }
 
+# check_published KIND PUBLISHED BINARY PATH, after `run publish-KIND` succeeded: the publish printed no warnings, and
+# the published binary at PATH runs (`run KIND-run`) and prints what check_output expects.
+check_published() {
+  local kind=$1 published=$2 binary=$3 path=$4 warnings
+  warnings=$(warnings_in "$logs/publish-$kind.log")
+  if [[ -z "$warnings" ]]; then
+    pass "$published: zero warnings"
+  else
+    fail "$published printed warnings:"
+    echo "$warnings"
+  fi
+  if run "$kind-run" "$path"; then
+    check_output "$binary" "$logs/$kind-run.log"
+  else
+    fail "$binary exited non-zero"
+  fi
+}
+
 # A stale CachedAes of the same version must never be used: clear it from the private folder,
 # and clear the sample's own build output.
 rm -rf "$packages/cachedaes" "$sample_dir/bin" "$sample_dir/obj"
@@ -249,18 +267,7 @@ fi
 trimmed="$work/trimmed"
 if run publish-trimmed dotnet publish "$sample" -c Release -r "$rid" --self-contained \
   -p:PublishTrimmed=true -p:CachedAesVersion="$version" -o "$trimmed"; then
-  trim_warnings=$(warnings_in "$logs/publish-trimmed.log")
-  if [[ -z "$trim_warnings" ]]; then
-    pass "trimmed publish ($rid): zero warnings"
-  else
-    fail "trimmed publish ($rid) printed warnings:"
-    echo "$trim_warnings"
-  fi
-  if run trimmed-run "$trimmed/$sample_bin"; then
-    check_output "trimmed binary" "$logs/trimmed-run.log"
-  else
-    fail "trimmed binary exited non-zero"
-  fi
+  check_published trimmed "trimmed publish ($rid)" "trimmed binary" "$trimmed/$sample_bin"
 else
   fail "trimmed publish ($rid) failed"
 fi
@@ -276,18 +283,7 @@ aot_unavailable() {
 }
 if RUN_QUIET=1 run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=true \
   -p:CachedAesVersion="$version" -o "$aot"; then
-  aot_warnings=$(warnings_in "$logs/publish-aot.log")
-  if [[ -z "$aot_warnings" ]]; then
-    pass "native AOT publish ($rid): zero warnings"
-  else
-    fail "native AOT publish ($rid) printed warnings:"
-    echo "$aot_warnings"
-  fi
-  if run aot-run "$aot/$sample_bin"; then
-    check_output "native AOT binary" "$logs/aot-run.log"
-  else
-    fail "native AOT binary exited non-zero"
-  fi
+  check_published aot "native AOT publish ($rid)" "native AOT binary" "$aot/$sample_bin"
 elif missing=$(grep -oE 'Unable to find package [A-Za-z0-9_.-]+' "$logs/publish-aot.log" | sed -e 's/Unable to find package //' -e 's/\.$//' | sort -u) \
   && [[ -n "$missing" ]] \
   && ! grep -qviE '^(Microsoft\.NETCore\.App\.Runtime\.NativeAOT\..+|runtime\..+\.Microsoft\.DotNet\.ILCompiler|Microsoft\.DotNet\.ILCompiler)$' <<<"$missing"; then

@@ -29,12 +29,10 @@ setup_failed() {
 }
 
 # 1. Wine. libgnutls30 is only a Recommends of Wine, but Wine's bcrypt needs it for AES.
+. scripts/lib/apt-install.sh
 if ! command -v wine >/dev/null 2>&1 || [ ! -x /usr/lib/wine/wine64 ] || ! dpkg -s libgnutls30 >/dev/null 2>&1; then
-  command -v apt-get >/dev/null 2>&1 || setup_failed "Wine is not installed and there is no apt-get to install it"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends wine wine64 libgnutls30; } \
-    > "$out/apt.log" 2>&1 || { tail -20 "$out/apt.log"; setup_failed "installing wine, wine64 and libgnutls30 with apt-get failed"; }
+  apt_install wine-lane.sh --sudo --log "$out/apt.log" wine wine64 libgnutls30 \
+    || setup_failed "Wine is not installed, and installing wine, wine64 and libgnutls30 with apt-get failed"
 fi
 echo "wine-lane: $(wine --version 2>/dev/null)"
 phase "installing Wine"

@@ -4,20 +4,12 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
+using CachedCryptography.Benchmarks;
 using CachedCryptography.Core;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 
 namespace CachedCryptography.Breakdown;
-
-/// <summary>The four 16 B one-shots broken down (16 B of plaintext is a 32 B, two-block message with PKCS7).</summary>
-internal enum Operation
-{
-    EncryptEcb,
-    DecryptEcb,
-    EncryptCbc,
-    DecryptCbc,
-}
 
 /// <summary>One layer: a name for the tables, what it adds, and a factory for one call of it.</summary>
 /// <param name="Name">Short name (CSV and report).</param>
@@ -66,40 +58,35 @@ internal static class Layers
     ];
 }
 
-/// <summary>Inputs, outputs and objects for one operation, shared by every layer's call.</summary>
+/// <summary>
+/// Inputs, outputs and objects for one operation, shared by every layer's call. The workload is the benchmarks' own
+/// (<see cref="CipherCase"/> with a 16 B plaintext, in benchmarks/Shared): the same key, IV, plaintext and stock outputs.
+/// </summary>
 internal sealed unsafe class Fixture : IDisposable
 {
     private const int BlockSize = 16;
     private const int PlaintextLength = 16;
     private const int MessageLength = 32;
 
-    private readonly Operation _operation;
-    private readonly byte[] _key = Fill(32, 0x11);
-    private readonly byte[] _iv = Pinned(Fill(16, 0x5A));
-    private readonly byte[] _plaintext = Fill(PlaintextLength, PlaintextLength);
+    private readonly CipherOperation _operation;
+    private readonly byte[] _key = TestData.Key;
+    private readonly byte[] _iv = Pinned(TestData.Iv);
+    private readonly byte[] _plaintext;
     private readonly byte[] _message; // the padded plaintext (encrypt) or stock's ciphertext (decrypt): 32 B
     private readonly byte[] _output = GC.AllocateArray<byte>(MessageLength, pinned: true);
     private readonly byte[] _chain = GC.AllocateArray<byte>(BlockSize, pinned: true);
     private readonly List<IDisposable> _owned = [];
     private readonly List<IntPtr> _contexts = [];
 
-    public Fixture(Operation operation)
+    public Fixture(CipherOperation operation)
     {
         _operation = operation;
-        using Aes stock = Aes.Create();
-        stock.SetKey(_key);
-        _message = Pinned(operation switch
-        {
-            Operation.EncryptEcb or Operation.EncryptCbc => Padded(_plaintext),
-            Operation.DecryptEcb => stock.EncryptEcb(_plaintext, PaddingMode.PKCS7),
-            _ => stock.EncryptCbc(_plaintext, _iv, PaddingMode.PKCS7),
-        });
-        Expected = operation switch
-        {
-            Operation.EncryptEcb => stock.EncryptEcb(_plaintext, PaddingMode.PKCS7),
-            Operation.EncryptCbc => stock.EncryptCbc(_plaintext, _iv, PaddingMode.PKCS7),
-            _ => Padded(_plaintext),
-        };
+        var call = new CipherCase(operation, PlaintextLength);
+        _plaintext = call.Plaintext;
+
+        // The layers below the padding transform the padded plaintext, and decrypt back to it.
+        _message = Pinned(call.Encrypting ? call.PaddedPlaintext : call.Ciphertext);
+        Expected = call.Encrypting ? call.Ciphertext : call.PaddedPlaintext;
     }
 
     /// <summary>What every layer must leave in <see cref="Output"/> (unpadded layers: the padded plaintext).</summary>
@@ -107,9 +94,9 @@ internal sealed unsafe class Fixture : IDisposable
 
     public ReadOnlySpan<byte> Output => _output;
 
-    private bool Encrypting => _operation is Operation.EncryptEcb or Operation.EncryptCbc;
+    private bool Encrypting => _operation is CipherOperation.EncryptEcb or CipherOperation.EncryptCbc;
 
-    private bool Cbc => _operation is Operation.EncryptCbc or Operation.DecryptCbc;
+    private bool Cbc => _operation is CipherOperation.EncryptCbc or CipherOperation.DecryptCbc;
 
     /// <summary>The floor's work through a raw P/Invoke: one update, plus the never-reset CBC fix-up.</summary>
     /// <remarks>
@@ -239,9 +226,9 @@ internal sealed unsafe class Fixture : IDisposable
         byte[] iv = _iv;
         return _operation switch
         {
-            Operation.EncryptEcb => () => aes.EncryptEcb(input, output, PaddingMode.PKCS7),
-            Operation.DecryptEcb => () => aes.DecryptEcb(input, output, PaddingMode.PKCS7),
-            Operation.EncryptCbc => () => aes.EncryptCbc(input, iv, output, PaddingMode.PKCS7),
+            CipherOperation.EncryptEcb => () => aes.EncryptEcb(input, output, PaddingMode.PKCS7),
+            CipherOperation.DecryptEcb => () => aes.DecryptEcb(input, output, PaddingMode.PKCS7),
+            CipherOperation.EncryptCbc => () => aes.EncryptCbc(input, iv, output, PaddingMode.PKCS7),
             _ => () => aes.DecryptCbc(input, iv, output, PaddingMode.PKCS7),
         };
     }
@@ -299,29 +286,6 @@ internal sealed unsafe class Fixture : IDisposable
 
     // The arrays above that this is used on live on the pinned object heap: their address never changes.
     private static nint Address(byte[] pinned) => (nint)Unsafe.AsPointer(ref MemoryMarshal.GetArrayDataReference(pinned));
-
-    private static byte[] Padded(byte[] plaintext)
-    {
-        byte[] padded = new byte[MessageLength];
-        plaintext.CopyTo(padded, 0);
-        padded.AsSpan(plaintext.Length).Fill((byte)(MessageLength - plaintext.Length));
-        return padded;
-    }
-
-    private static byte[] Fill(int length, int seed)
-    {
-        byte[] bytes = new byte[length];
-        uint state = (uint)seed * 2654435761u + 1u;
-        for (int i = 0; i < bytes.Length; i++)
-        {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            bytes[i] = (byte)state;
-        }
-
-        return bytes;
-    }
 
     private sealed class Releaser(BlockCipher handle) : IDisposable
     {

@@ -5,6 +5,7 @@ using System.Globalization;
 using System.Linq;
 using System.Runtime.CompilerServices;
 using System.Threading;
+using CachedCryptography.Benchmarks;
 
 namespace CachedCryptography.Breakdown;
 
@@ -44,7 +45,7 @@ internal static class Program
             return 0;
         }
 
-        Operation[] operations = Enum.GetValues<Operation>();
+        CipherOperation[] operations = Enum.GetValues<CipherOperation>();
         IReadOnlyList<Layer> layers = Layers.All;
         int n1 = 0;
         int n2 = 0;
@@ -53,7 +54,7 @@ internal static class Program
             switch (rest[i])
             {
                 case "--ops":
-                    operations = [.. rest[++i].Split(',').Select(Enum.Parse<Operation>)];
+                    operations = [.. rest[++i].Split(',').Select(Enum.Parse<CipherOperation>)];
                     break;
                 case "--layers":
                     HashSet<string> names = [.. rest[++i].Split(',')];
@@ -71,9 +72,9 @@ internal static class Program
             }
         }
 
-        List<(Operation Operation, Layer Layer, Action Call)> calls = [];
+        List<(CipherOperation Operation, Layer Layer, Action Call)> calls = [];
         List<Fixture> fixtures = [];
-        foreach (Operation operation in operations)
+        foreach (CipherOperation operation in operations)
         {
             // One fixture per layer, so that no layer shares a handle or buffer state with another.
             foreach (Layer layer in layers)
@@ -106,7 +107,7 @@ internal static class Program
             // that nothing, such as a late JIT tier-up, was still changing).
             for (int round = 1; round <= MeasuredRounds; round++)
             {
-                foreach ((Operation operation, Layer layer, Action call) in calls)
+                foreach ((CipherOperation operation, Layer layer, Action call) in calls)
                 {
                     foreach (int n in (int[])[n1, n2])
                     {
@@ -122,7 +123,7 @@ internal static class Program
         else
         {
             Console.WriteLine("operation,layer,median_ns");
-            foreach ((Operation operation, Layer layer, Action call) in calls)
+            foreach ((CipherOperation operation, Layer layer, Action call) in calls)
             {
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{operation},{layer.Name},{MedianNanoseconds(call):0.0}"));
             }

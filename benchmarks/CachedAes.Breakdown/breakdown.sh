@@ -34,21 +34,13 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+. "$repo/scripts/lib/apt-install.sh"
 missing=()
 command -v cc >/dev/null || missing+=(gcc libc6-dev)
 if [ "$callgrind" = 1 ]; then
   command -v valgrind >/dev/null && [ -f /usr/include/valgrind/callgrind.h ] || missing+=(valgrind)
 fi
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-    echo "breakdown.sh: missing ${missing[*]} (Debian: apt-get install ${missing[*]})" >&2
-    exit 2
-  fi
-  echo "breakdown.sh: installing ${missing[*]} with apt-get" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
-fi
+apt_install breakdown.sh "${missing[@]}" || exit 2
 
 mkdir -p "$work_dir"
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1

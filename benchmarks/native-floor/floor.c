@@ -339,6 +339,20 @@ static void teardown(struct row *r)
     EVP_CIPHER_CTX_free(r->ecb);
 }
 
+/* Runs the prepared row `calls` times (messages on a reused context must all come out the same): 0 when every call
+   wrote `length` bytes equal to `expected`, else 1, with a message naming `what` and the first call that did not. */
+static int check_calls(struct row *r, int calls, int length, const unsigned char *expected, const char *what, int size)
+{
+    for (int call = 0; call < calls; call++) {
+        int written = run_once(r);
+        if (written != length || memcmp(r->out, expected, (size_t)length) != 0) {
+            fprintf(stderr, "floor: self-check failed: %s %d B, call %d\n", what, size, call + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int self_check(void)
 {
     static struct row r;
@@ -363,15 +377,9 @@ static int self_check(void)
                     memset(expected + size, padded_length(size) - size, (size_t)(padded_length(size) - size));
                 }
                 /* several consecutive messages: the never-reset CBC context must restart at IV every time */
-                for (int call = 0; call < 3; call++) {
-                    int written = run_once(&r);
-                    if (written != expected_length || memcmp(r.out, expected, (size_t)written) != 0) {
-                        fprintf(stderr, "floor: self-check failed: %s %s %d B, call %d\n", variant_names[v],
-                                op_names[op], size, call + 1);
-                        failures++;
-                        break;
-                    }
-                }
+                char what[64];
+                snprintf(what, sizeof what, "%s %s", variant_names[v], op_names[op]);
+                failures += check_calls(&r, 3, expected_length, expected, what, size);
                 teardown(&r);
             }
         }
@@ -382,22 +390,10 @@ static int self_check(void)
         fill(plain, (size_t)size, (uint32_t)size);
         int wrapped = reference_wrap(plain, size, expected);
         setup(&r, FLOOR, WRAP, size);
-        for (int call = 0; call < 2; call++) {
-            if (run_once(&r) != wrapped || memcmp(r.out, expected, (size_t)wrapped) != 0) {
-                fprintf(stderr, "floor: self-check failed: key wrap of %d B\n", size);
-                failures++;
-                break;
-            }
-        }
+        failures += check_calls(&r, 2, wrapped, expected, "key wrap", size);
         teardown(&r);
         setup(&r, FLOOR, UNWRAP, size);
-        for (int call = 0; call < 2; call++) {
-            if (run_once(&r) != size || memcmp(r.out, plain, (size_t)size) != 0) {
-                fprintf(stderr, "floor: self-check failed: key unwrap of %d B\n", size);
-                failures++;
-                break;
-            }
-        }
+        failures += check_calls(&r, 2, size, plain, "key unwrap", size);
         /* a corrupted wrap must fail the integrity check */
         r.in[r.length - 1] ^= 1;
         if (run_once(&r) != -1) {

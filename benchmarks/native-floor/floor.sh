@@ -37,24 +37,12 @@ while [ $# -gt 0 ]; do
 done
 
 # apt-get install for whatever is missing, saying so; fails with the reason when that is not possible.
-ensure_packages() {
-  local missing=("$@")
-  [ ${#missing[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-    echo "floor.sh: missing ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2
-    exit 2
-  fi
-  echo "floor.sh: installing ${missing[*]} with apt-get" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || { apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
-}
-
+. "$repo/scripts/lib/apt-install.sh"
 packages=()
 command -v "$cc" >/dev/null || packages+=(gcc libc6-dev)
 [ -f /usr/include/openssl/evp.h ] || packages+=(libssl-dev)
 if [ "$mode" = callgrind ] && ! command -v valgrind >/dev/null; then packages+=(valgrind); fi
-ensure_packages "${packages[@]}"
+apt_install floor.sh "${packages[@]}" || exit 2
 
 mkdir -p "$build_dir"
 # Link by soname: the file the dynamic loader picks for "libcrypto.so.3" is the one .NET's NativeLibrary.TryLoad

@@ -2,6 +2,7 @@ using System;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Seam;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -28,23 +29,15 @@ internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
 
     private bool TakeFailure() => Interlocked.Exchange(ref _failNext, 0) == 1;
 
-    private sealed class Cipher : BlockCipher
+    // Release is forwarded as is: the inner handle never saw the injected failure, so it is released (or pooled) as a
+    // healthy one.
+    private sealed class Cipher(FaultInjectingBackend owner, BlockCipher inner) : ForwardingCipher(inner)
     {
-        private readonly FaultInjectingBackend _owner;
-        private readonly BlockCipher _inner;
         private bool _injected;
-
-        public Cipher(FaultInjectingBackend owner, BlockCipher inner)
-        {
-            _owner = owner;
-            _inner = inner;
-            Mode = inner.Mode;
-            Encrypting = inner.Encrypting;
-        }
 
         public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
         {
-            if (_owner.TakeFailure())
+            if (owner.TakeFailure())
             {
                 // Like a native call that failed part way: some output may already be written.
                 output[..Math.Min(16, output.Length)].Fill(0xEE);
@@ -53,18 +46,9 @@ internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
                 return false;
             }
 
-            bool done = _inner.TryTransform(iv, input, output);
-            if (!done)
-            {
-                Fault();
-            }
-
-            return done;
+            return base.TryTransform(iv, input, output);
         }
 
-        public override CryptographicException CreateFailure() => _injected ? new CryptographicException(Message) : _inner.CreateFailure();
-
-        // The inner handle never saw the injected failure, so it is released (or pooled) as a healthy one.
-        public override void Release() => _inner.Release();
+        public override CryptographicException CreateFailure() => _injected ? new CryptographicException(Message) : base.CreateFailure();
     }
 }

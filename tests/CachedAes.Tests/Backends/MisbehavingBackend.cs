@@ -1,6 +1,7 @@
 using System;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -43,31 +44,18 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
         return handle;
     }
 
-    private sealed class Handle : BlockCipher
+    private sealed class Handle(MisbehavingBackend owner, BlockCipher inner, byte[] key) : ForwardingCipher(inner)
     {
-        private readonly MisbehavingBackend _owner;
-        private readonly BlockCipher _inner;
-        private readonly byte[] _key;
         private int _transforms;
-
-        public Handle(MisbehavingBackend owner, BlockCipher inner, byte[] key)
-        {
-            _owner = owner;
-            _inner = inner;
-            _key = key;
-            Mode = inner.Mode;
-            Encrypting = inner.Encrypting;
-        }
 
         public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
         {
-            if (!_inner.TryTransform(iv, input, output))
+            if (!base.TryTransform(iv, input, output))
             {
-                Fault();
                 return false;
             }
 
-            if (_owner.Corrupt(Mode, Encrypting, _key, _transforms++))
+            if (owner.Corrupt(Mode, Encrypting, key, _transforms++))
             {
                 output[0] ^= 0x80;
             }
@@ -75,12 +63,10 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
             return true;
         }
 
-        public override CryptographicException CreateFailure() => _inner.CreateFailure();
-
         public override void Release()
         {
-            System.Threading.Interlocked.Decrement(ref _owner._live);
-            _inner.Release();
+            System.Threading.Interlocked.Decrement(ref owner._live);
+            base.Release();
         }
     }
 }

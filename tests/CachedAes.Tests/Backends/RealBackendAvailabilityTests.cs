@@ -18,38 +18,33 @@ public sealed class RealBackendAvailabilityTests
     public void Cng_is_available_exactly_on_windows()
     {
         bool available = CngBackend.TryCreate(out CipherBackend? backend, out string? reason);
-
-        Assert.Equal(OperatingSystem.IsWindows(), available);
-        if (available)
-        {
-            Assert.Null(reason);
-            AssertAgreesWithStock(backend!, CachedAesBackend.Cng);
-        }
-        else
-        {
-            Assert.Null(backend);
-            Assert.StartsWith("bcrypt.dll", reason, StringComparison.Ordinal);
-        }
+        AssertAvailableExactlyOnItsOs(OperatingSystem.IsWindows(), available, backend, reason, CachedAesBackend.Cng, "bcrypt.dll");
     }
 
     [Fact]
     public void CommonCrypto_is_available_exactly_on_macos()
     {
         bool available = CommonCryptoBackend.TryCreate(out CipherBackend? backend, out string? reason);
+        AssertAvailableExactlyOnItsOs(OperatingSystem.IsMacOS(), available, backend, reason, CachedAesBackend.CommonCrypto, "libcommonCrypto.dylib");
+    }
+#pragma warning restore CA1416
 
-        Assert.Equal(OperatingSystem.IsMacOS(), available);
+    // On its OS the backend comes up (no reason) and agrees with stock; elsewhere there is none, with a reason that
+    // names the library.
+    private static void AssertAvailableExactlyOnItsOs(bool onItsOs, bool available, CipherBackend? backend, string? reason, CachedAesBackend kind, string library)
+    {
+        Assert.Equal(onItsOs, available);
         if (available)
         {
             Assert.Null(reason);
-            AssertAgreesWithStock(backend!, CachedAesBackend.CommonCrypto);
+            AssertAgreesWithStock(backend!, kind);
         }
         else
         {
             Assert.Null(backend);
-            Assert.StartsWith("libcommonCrypto.dylib", reason, StringComparison.Ordinal);
+            Assert.StartsWith(library, reason, StringComparison.Ordinal);
         }
     }
-#pragma warning restore CA1416
 
     private static void AssertAgreesWithStock(CipherBackend backend, CachedAesBackend kind)
     {

@@ -12,15 +12,17 @@ namespace CachedCryptography.Tests.Backends;
 /// <see cref="Aes"/>: pseudo-handles (optional), opened AES providers with a <c>ChainingMode</c> property
 /// (default CBC, value a NUL-terminated UTF-16 string whose byte count includes the NUL), keys that take
 /// the provider's mode at creation, <c>BCryptEncrypt</c>/<c>BCryptDecrypt</c> that overwrite the caller's IV
-/// buffer with the chaining value, and the documented error statuses. Handle tables record misuse
-/// (double free, use after destroy, closing a pseudo-handle) in <see cref="Violations"/> instead of crashing.
+/// buffer with the chaining value, and the documented error statuses. Misuse (double free, use after destroy,
+/// closing a pseudo-handle) is recorded in <see cref="SimulatedNativeLayer.Violations"/> instead of crashing; the
+/// bookkeeping shared with the other simulated layers is in <see cref="SimulatedNativeLayer"/>.
 /// </summary>
 /// <remarks>
 /// Stricter than CNG where CNG is vague: an IV given to an ECB key, and partially overlapping input and
 /// output buffers (only exact in-place is documented), are rejected with STATUS_INVALID_PARAMETER.
-/// Thread-safe (one lock), so one instance can back several CachedAes instances.
+/// <see cref="SimulatedNativeLayer.ReportOneBlockShort"/>: encrypt and decrypt transform everything but report
+/// 16 bytes fewer in <c>pcbResult</c>.
 /// </remarks>
-internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
+internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHandle: 0x10000), IBCryptApi
 {
     public const int STATUS_SUCCESS = 0;
     public const int STATUS_INVALID_HANDLE = unchecked((int)0xC0000008);
@@ -31,11 +33,7 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
     public const int STATUS_INVALID_BUFFER_SIZE = unchecked((int)0xC0000206);
     public const int STATUS_NOT_FOUND = unchecked((int)0xC0000225);
 
-    private readonly object _lock = new();
     private readonly Dictionary<nint, Provider> _providers = [];
-    private readonly Dictionary<nint, Key> _keys = [];
-    private readonly Dictionary<string, Queue<int?>> _injected = [];
-    private nint _nextHandle = 0x10000;
 
     /// <summary>Whether the Windows 10 algorithm pseudo-handles work (false = older Windows: STATUS_INVALID_HANDLE).</summary>
     public bool PseudoHandlesSupported { get; init; } = true;
@@ -48,12 +46,6 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
     /// </summary>
     public bool Wine8CbcQuirk { get; init; }
 
-    /// <summary>Every call, in order, by CNG function name.</summary>
-    public List<string> Calls { get; } = [];
-
-    /// <summary>Misuse the real library would punish (double free, use after destroy, ...). Must stay empty.</summary>
-    public List<string> Violations { get; } = [];
-
     /// <summary>The algorithm handle of every key generation attempt.</summary>
     public List<nint> KeyAlgorithms { get; } = [];
 
@@ -63,41 +55,16 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
     /// <summary>Each ChainingMode property set: the decoded value and its byte count.</summary>
     public List<(string Value, int ByteCount)> ChainingModesSet { get; } = [];
 
-    /// <summary>The address of the secret buffer passed to each key generation.</summary>
-    public List<nint> SecretAddresses { get; } = [];
+    /// <summary>Keys created and not yet destroyed: the layer's handles (providers are counted apart).</summary>
+    public int LiveKeys => LiveHandles;
 
-    public int LiveKeys { get { lock (_lock) { return CountLive(_keys.Values); } } }
+    public int LiveProviders { get { lock (Sync) { int n = 0; foreach (Provider p in _providers.Values) { if (!p.Closed) { n++; } } return n; } } }
 
-    public int LiveProviders { get { lock (_lock) { int n = 0; foreach (Provider p in _providers.Values) { if (!p.Closed) { n++; } } return n; } } }
-
-    public int OpenedProviders { get { lock (_lock) { return _providers.Count; } } }
-
-    int ISimulatedNativeLayer.LiveHandles => LiveKeys;
-
-    IReadOnlyList<string> ISimulatedNativeLayer.Violations { get { lock (_lock) { return [.. Violations]; } } }
-
-    /// <summary>Makes a future call of <paramref name="function"/> return <paramref name="status"/>, after <paramref name="skip"/> normal calls.</summary>
-    public void Inject(string function, int status, int skip = 0)
-    {
-        lock (_lock)
-        {
-            if (!_injected.TryGetValue(function, out Queue<int?>? queue))
-            {
-                _injected[function] = queue = new Queue<int?>();
-            }
-
-            for (int i = 0; i < skip; i++)
-            {
-                queue.Enqueue(null);
-            }
-
-            queue.Enqueue(status);
-        }
-    }
+    public int OpenedProviders { get { lock (Sync) { return _providers.Count; } } }
 
     public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
     {
-        lock (_lock)
+        lock (Sync)
         {
             algorithm = 0;
             if (Enter("BCryptOpenAlgorithmProvider") is int injected)
@@ -118,7 +85,7 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
 
     public int SetProperty(nint handle, string property, ReadOnlySpan<byte> value)
     {
-        lock (_lock)
+        lock (Sync)
         {
             if (Enter("BCryptSetProperty") is int injected)
             {
@@ -165,7 +132,7 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
 
     public int CloseAlgorithmProvider(nint algorithm)
     {
-        lock (_lock)
+        lock (Sync)
         {
             Calls.Add("BCryptCloseAlgorithmProvider");
             if (algorithm is 0x1A1 or 0x1B1)
@@ -185,15 +152,12 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
         }
     }
 
-    public unsafe int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
     {
-        lock (_lock)
+        lock (Sync)
         {
             KeyAlgorithms.Add(algorithm);
-            fixed (byte* p = secret)
-            {
-                SecretAddresses.Add((nint)p);
-            }
+            RecordKeyAddress(secret);
 
             if (Enter("BCryptGenerateSymmetricKey") is int injected)
             {
@@ -224,12 +188,8 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
                 return STATUS_INVALID_PARAMETER;
             }
 
-            Aes aes = Aes.Create();
-            aes.Key = secret.ToArray();
-            nint handle = NewHandle();
-            _keys[handle] = new Key(mode, aes);
-            key.Attach(handle);
-            return STATUS_SUCCESS;
+            key.Attach(Add(new Key(mode, secret)));
+            return FailAfterCreate ? STATUS_NO_MEMORY : STATUS_SUCCESS;
         }
     }
 
@@ -241,24 +201,15 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
 
     public int DestroyKey(nint key)
     {
-        lock (_lock)
+        lock (Sync)
         {
-            Calls.Add("BCryptDestroyKey");
-            if (!_keys.TryGetValue(key, out Key? entry) || entry.Destroyed)
-            {
-                Violations.Add($"BCryptDestroyKey on an unknown or destroyed key 0x{key:X} (double free)");
-                return STATUS_INVALID_HANDLE;
-            }
-
-            entry.Destroyed = true;
-            entry.Aes.Dispose();
-            return STATUS_SUCCESS;
+            return TryRelease(key, "BCryptDestroyKey") ? STATUS_SUCCESS : STATUS_INVALID_HANDLE;
         }
     }
 
     private int Run(string function, bool encrypt, nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
     {
-        lock (_lock)
+        lock (Sync)
         {
             written = 0;
             if (Enter(function) is int injected)
@@ -266,10 +217,8 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
                 return injected;
             }
 
-            nint handle = key;
-            if (!_keys.TryGetValue(handle, out Key? entry) || entry.Destroyed)
+            if (!TryGet(key, function, out Key? entry))
             {
-                Violations.Add($"{function} with an unknown or destroyed key 0x{handle:X}");
                 return STATUS_INVALID_HANDLE;
             }
 
@@ -290,80 +239,36 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
             }
 
             // CNG documents exact in-place operation; partially overlapping buffers are not supported.
-            if (input.Overlaps(output[..input.Length], out int offset) && offset != 0)
+            if (PartiallyOverlap(function, input, output[..input.Length]))
             {
-                Violations.Add($"{function} with partially overlapping input and output (offset {offset})");
                 return STATUS_INVALID_PARAMETER;
             }
 
             // Work on copies so that in-place operation behaves as with the real library.
             byte[] source = input.ToArray();
             byte[] result = new byte[source.Length];
-            if (entry.Mode == BlockCipherMode.Ecb)
+            bool ecb = entry.Mode == BlockCipherMode.Ecb;
+            if (!ecb && source.Length > 0 && Wine8CbcQuirk)
             {
-                _ = encrypt
-                    ? entry.Aes.EncryptEcb(source, result, PaddingMode.None)
-                    : entry.Aes.DecryptEcb(source, result, PaddingMode.None);
-            }
-            else if (source.Length > 0 && Wine8CbcQuirk)
-            {
+                // The chain lives in the key object; it restarts at pbIV only when pbIV differs from the previous call's.
                 if (entry.LastIv is null || !iv.SequenceEqual(entry.LastIv))
                 {
                     entry.LastIv = iv.ToArray();
                     iv.CopyTo(entry.Chain);
                 }
 
-                if (encrypt)
-                {
-                    _ = entry.Aes.EncryptCbc(source, entry.Chain, result, PaddingMode.None);
-                    result.AsSpan(^16).CopyTo(entry.Chain);
-                }
-                else
-                {
-                    _ = entry.Aes.DecryptCbc(source, entry.Chain, result, PaddingMode.None);
-                    source.AsSpan(^16).CopyTo(entry.Chain);
-                }
+                Transform(entry.Aes, ecb, encrypt, source, result, entry.Chain);
             }
-            else if (source.Length > 0)
+            else
             {
-                if (encrypt)
-                {
-                    _ = entry.Aes.EncryptCbc(source, iv, result, PaddingMode.None);
-                    result.AsSpan(^16).CopyTo(iv);
-                }
-                else
-                {
-                    _ = entry.Aes.DecryptCbc(source, iv, result, PaddingMode.None);
-                    source.AsSpan(^16).CopyTo(iv);
-                }
+                // Windows: every call starts at pbIV and writes the chaining value back into it.
+                Transform(entry.Aes, ecb, encrypt, source, result, iv);
             }
 
             result.CopyTo(output);
-            written = result.Length;
+            written = result.Length - (ReportOneBlockShort ? 16 : 0);
             return STATUS_SUCCESS;
         }
-    }
-
-    private int? Enter(string function)
-    {
-        Calls.Add(function);
-        return _injected.TryGetValue(function, out Queue<int?>? queue) && queue.Count > 0 ? queue.Dequeue() : null;
-    }
-
-    private nint NewHandle() => _nextHandle += 0x10;
-
-    private static int CountLive(IEnumerable<Key> keys)
-    {
-        int n = 0;
-        foreach (Key k in keys)
-        {
-            if (!k.Destroyed)
-            {
-                n++;
-            }
-        }
-
-        return n;
     }
 
     private sealed class Provider
@@ -373,17 +278,11 @@ internal sealed class SimulatedBCryptApi : IBCryptApi, ISimulatedNativeLayer
         public bool Closed { get; set; }
     }
 
-    private sealed class Key(BlockCipherMode mode, Aes aes)
+    private sealed class Key(BlockCipherMode mode, ReadOnlySpan<byte> secret) : NativeObject(secret)
     {
         public BlockCipherMode Mode { get; } = mode;
 
-        public Aes Aes { get; } = aes;
-
-        public bool Destroyed { get; set; }
-
-        /// <summary>With <see cref="Wine8CbcQuirk"/>: the IV passed last, and the chaining value kept in the key.</summary>
+        /// <summary>With <see cref="Wine8CbcQuirk"/>: the IV passed last (the chaining value is kept in <c>Chain</c>).</summary>
         public byte[]? LastIv { get; set; }
-
-        public byte[] Chain { get; } = new byte[16];
     }
 }

@@ -2,46 +2,18 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
-using CachedCryptography.Tests.Backends;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
 /// <summary>
-/// The CachedAes instances every contract test runs against, by name. Adding a backend is one line in
-/// <see cref="s_factories"/> (for example <c>["SimulatedCng"] = () =&gt; new SimulatedCngBackend()</c>).
+/// The CachedAes instances every contract test runs against, by name. This part is compiled into this project and,
+/// linked, into the Wine lane's app (tests/CachedAes.WineTests), so the linked contract suite compiles unchanged there;
+/// each project's <c>BackendData.Backends.cs</c> supplies its own table (<c>s_factories</c>), its
+/// <c>IsolatedBackend</c> and <c>StockCfbWorks</c>. Here, adding a backend is one line in that table (for example
+/// <c>["SimulatedCng"] = () =&gt; new SimulatedCngBackend()</c>).
 /// </summary>
-public static class BackendData
+public static partial class BackendData
 {
-    private static readonly Dictionary<string, Func<CipherBackend>> s_factories = new(StringComparer.Ordinal)
-    {
-        // The platform's own backend, shared by the whole process as in production.
-        ["PlatformDefault"] = () => ProcessBackend.Current,
-        // Windows and macOS backends over simulated native layers that follow each API's documented semantics.
-        ["SimulatedCngPseudoHandles"] = () => SimulatedBackends.Create(SimulatedBackends.CngPseudoHandles),
-        ["SimulatedCngProviders"] = () => SimulatedBackends.Create(SimulatedBackends.CngProviders),
-        ["SimulatedCommonCrypto"] = () => SimulatedBackends.Create(SimulatedBackends.CommonCrypto),
-        // CNG with Wine 8.0's CBC quirk, as selection hands it out after the self-test: CBC composed over the verified ECB handle.
-        ["SimulatedCngWine8Selected"] = SelectedWine8,
-        // What platforms without a shim get: every "handle" is a stock Aes that creates a native handle per call.
-        ["StockFallback"] = () => StockBackend.Instance,
-    };
-
-    /// <summary>
-    /// Whether stock <see cref="System.Security.Cryptography.Aes"/> CFB works here (CachedAes's CFB is stock's). True for
-    /// this project; the Wine lane's own BackendData (tests/CachedAes.WineTests) says false, and the random tests then
-    /// leave CFB out: Wine 8.0's bcrypt has no CFB, so stock CFB itself fails there.
-    /// </summary>
-    public static bool StockCfbWorks => true;
-
-    /// <summary>
-    /// Whether a stock CBC transform can be reused for a second message (after <c>TransformFinalBlock</c>) here. True for
-    /// this project; the Wine lane's BackendData says false: Wine 8.0's bcrypt keeps CBC chaining state in the key, so
-    /// stock's reused transform gives a wrong second message there. The transform tests then compare with a new stock
-    /// transform per message instead (see Transforms/TransformHarness.cs).
-    /// </summary>
-    public static bool StockCbcTransformsReusable => true;
-
     /// <summary>Backend names, for <c>[MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]</c>.</summary>
     public static TheoryData<string> Names
     {
@@ -61,63 +33,10 @@ public static class BackendData
     public static IReadOnlyList<string> All => s_factories.Keys.ToList();
 
     /// <summary>
-    /// A new CachedAes over a counted backend of the named kind of its own (see <see cref="IsolatedBackend"/>), so that
+    /// A new CachedAes over a counted backend of the named kind of its own (see <c>IsolatedBackend</c>), so that
     /// handle counts seen through it are this instance's alone. Tests of the process-wide default use <c>new CachedAes()</c>.
     /// </summary>
     public static CachedAes Create(string backend) => new(IsolatedBackend(backend));
-
-    /// <summary>
-    /// The named backend: for the simulated ones a fresh backend over a fresh native layer, for the platform default
-    /// and the stock fallback the process-wide instance.
-    /// </summary>
-    internal static CipherBackend Backend(string backend) =>
-        s_factories.TryGetValue(backend, out Func<CipherBackend>? factory)
-            ? factory()
-            : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
-
-    /// <summary>
-    /// A backend of the named kind that no other test uses, counted, so that its handle counts are this test's alone: for
-    /// the platform default a second instance over the real native library (with its own context pool).
-    /// </summary>
-    internal static CountingBackend IsolatedBackend(string backend) => new(UncountedBackend(backend));
-
-    private static CipherBackend UncountedBackend(string backend)
-    {
-        switch (backend)
-        {
-            case "PlatformDefault":
-                if (OperatingSystem.IsLinux() && CachedCryptography.Interop.OpenSsl.OpenSslBackend.TryCreate(out CipherBackend? openSsl, out _))
-                {
-                    return openSsl;
-                }
-
-                if (OperatingSystem.IsWindows() && CachedCryptography.Interop.Cng.CngBackend.TryCreate(out CipherBackend? cng, out _))
-                {
-                    return cng;
-                }
-
-                if (OperatingSystem.IsMacOS() && CachedCryptography.Interop.CommonCrypto.CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto, out _))
-                {
-                    return commonCrypto;
-                }
-
-                return StockBackend.Instance;
-            case "StockFallback":
-                return StockBackend.Instance;
-            default:
-                return Backend(backend);
-        }
-    }
-
-    // The selection over the Wine 8.0 simulation must route CBC over ECB; the instance then gets a composed backend of its
-    // own, so that the handles the self-test made are not counted as the instance's.
-    private static CbcOverEcbBackend SelectedWine8()
-    {
-        BackendSelection selection = SimulatedBackends.Select(SimulatedBackends.CngWine8PseudoHandles, out _);
-        return selection.Backend is CbcOverEcbBackend composed
-            ? new CbcOverEcbBackend(composed.Inner)
-            : throw new InvalidOperationException("Selection did not route the Wine 8.0 simulation's CBC over its ECB handle.");
-    }
 
     /// <summary>A new CachedAes over the named backend, keyed with <paramref name="key"/>.</summary>
     public static CachedAes Create(string backend, byte[] key)
@@ -126,4 +45,10 @@ public static class BackendData
         aes.Key = key;
         return aes;
     }
+
+    /// <summary>The named backend, made by its factory in the project's table.</summary>
+    internal static CipherBackend Backend(string backend) =>
+        s_factories.TryGetValue(backend, out Func<CipherBackend>? factory)
+            ? factory()
+            : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
 }

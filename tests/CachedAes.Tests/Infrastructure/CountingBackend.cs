@@ -1,5 +1,4 @@
 using System;
-using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Seam;
 
@@ -39,33 +38,9 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
     /// <summary>The handle under a counted one (or the handle itself when it is not counted).</summary>
     public static BlockCipher Inner(BlockCipher cipher) => cipher is Counted counted ? counted.Wrapped : cipher;
 
-    private sealed class Counted : BlockCipher
+    private sealed class Counted(CountingBackend owner, BlockCipher wrapped) : ForwardingCipher(wrapped)
     {
-        private readonly CountingBackend _owner;
         private int _released;
-
-        public Counted(CountingBackend owner, BlockCipher wrapped)
-        {
-            _owner = owner;
-            Wrapped = wrapped;
-            Mode = wrapped.Mode;
-            Encrypting = wrapped.Encrypting;
-        }
-
-        public BlockCipher Wrapped { get; }
-
-        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
-        {
-            if (Wrapped.TryTransform(iv, input, output))
-            {
-                return true;
-            }
-
-            Fault();
-            return false;
-        }
-
-        public override CryptographicException CreateFailure() => Wrapped.CreateFailure();
 
         public override void Release()
         {
@@ -75,8 +50,8 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
                 throw new InvalidOperationException("A handle was released twice.");
             }
 
-            Interlocked.Decrement(ref _owner._live);
-            Wrapped.Release();
+            Interlocked.Decrement(ref owner._live);
+            base.Release();
         }
     }
 }

@@ -53,4 +53,29 @@ internal static class TestUtil
     }
 
     public static string Hex(ReadOnlySpan<byte> b) => Convert.ToHexString(b);
+
+    /// <summary>Every value of <typeparamref name="T"/> with every AES key size in bits (128, 192, 256), as theory data.</summary>
+    public static TheoryData<T, int> WithEveryKeySize<T>()
+        where T : struct, Enum
+    {
+        var data = new TheoryData<T, int>();
+        foreach (T value in Enum.GetValues<T>())
+        {
+            foreach (int bits in new[] { 128, 192, 256 })
+            {
+                data.Add(value, bits);
+            }
+        }
+
+        return data;
+    }
+
+    /// <summary>Runs <paramref name="action"/> once to warm it, then returns what a second run allocates on this thread.</summary>
+    public static long AllocatedWhenWarm(Action action)
+    {
+        action();
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        action();
+        return GC.GetAllocatedBytesForCurrentThread() - before;
+    }
 }

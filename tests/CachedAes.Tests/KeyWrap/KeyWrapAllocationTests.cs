@@ -1,5 +1,6 @@
 using System;
 using System.Security.Cryptography;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
@@ -20,8 +21,8 @@ public class KeyWrapAllocationTests
         int wrappedLength = Aes.GetKeyWrapPaddedLength(length);
         _ = aes.EncryptKeyWrapPadded(plaintext); // warm: handle created, code jitted
 
-        long arrayCost = Measure(() => _ = new byte[wrappedLength]);
-        long wrapCost = Measure(() => _ = aes.EncryptKeyWrapPadded(plaintext));
+        long arrayCost = TestUtil.AllocatedWhenWarm(() => _ = new byte[wrappedLength]);
+        long wrapCost = TestUtil.AllocatedWhenWarm(() => _ = aes.EncryptKeyWrapPadded(plaintext));
 
         Assert.Equal(arrayCost, wrapCost);
     }
@@ -39,16 +40,8 @@ public class KeyWrapAllocationTests
         aes.EncryptKeyWrapPadded(plaintext, wrapped);
         _ = aes.DecryptKeyWrapPadded(wrapped, unwrapped);
 
-        Assert.Equal(0, Measure(() => aes.EncryptKeyWrapPadded(plaintext, wrapped)));
-        Assert.Equal(0, Measure(() => _ = aes.DecryptKeyWrapPadded(wrapped, unwrapped)));
+        Assert.Equal(0, TestUtil.AllocatedWhenWarm(() => aes.EncryptKeyWrapPadded(plaintext, wrapped)));
+        Assert.Equal(0, TestUtil.AllocatedWhenWarm(() => _ = aes.DecryptKeyWrapPadded(wrapped, unwrapped)));
         Assert.Equal(plaintext, unwrapped.AsSpan(0, length).ToArray());
-    }
-
-    private static long Measure(Action action)
-    {
-        action();
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        action();
-        return GC.GetAllocatedBytesForCurrentThread() - before;
     }
 }

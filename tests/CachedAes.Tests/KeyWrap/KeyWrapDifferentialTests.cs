@@ -20,22 +20,7 @@ public sealed class KeyWrapDifferentialTests
         CoreBehindBaseClass,
     }
 
-    private const string ConcurrencyMessage = "Concurrent operations from multiple threads on this type are not supported.";
-
-    public static TheoryData<Subject, int> SubjectsAndKeySizes()
-    {
-        var data = new TheoryData<Subject, int>();
-
-        foreach (Subject subject in Enum.GetValues<Subject>())
-        {
-            foreach (int bits in new[] { 128, 192, 256 })
-            {
-                data.Add(subject, bits);
-            }
-        }
-
-        return data;
-    }
+    public static TheoryData<Subject, int> SubjectsAndKeySizes() => TestUtil.WithEveryKeySize<Subject>();
 
     public static TheoryData<Subject> Subjects() => new(Enum.GetValues<Subject>());
 
@@ -91,9 +76,7 @@ public sealed class KeyWrapDifferentialTests
         void Same(string operation, Func<Aes, Outcome> run)
         {
             comparisons++;
-            Outcome expected = run(stock);
-            Outcome actual = run(tested);
-            Assert.True(expected.Equals(actual), $"{subject}, {keyBits}-bit key, {operation}:\n stock: {expected}\n {subject}: {actual}");
+            AssertSameOutcome(stock, tested, subject, $"{keyBits}-bit key, {operation}", run);
         }
     }
 
@@ -162,12 +145,15 @@ public sealed class KeyWrapDifferentialTests
             });
         }
 
-        void Same(string operation, Func<Aes, Outcome> run)
-        {
-            Outcome expected = run(stock);
-            Outcome actual = run(tested);
-            Assert.True(expected.Equals(actual), $"{subject}, {operation}:\n stock: {expected}\n {subject}: {actual}");
-        }
+        void Same(string operation, Func<Aes, Outcome> run) => AssertSameOutcome(stock, tested, subject, operation, run);
+    }
+
+    // Runs one operation on stock and on the tested instance: both must end alike (the same output, or the same exception).
+    private static void AssertSameOutcome(Aes stock, Aes tested, Subject subject, string operation, Func<Aes, Outcome> run)
+    {
+        Outcome expected = run(stock);
+        Outcome actual = run(tested);
+        Assert.True(expected.Equals(actual), $"{subject}, {operation}:\n stock: {expected}\n {subject}: {actual}");
     }
 
     [Theory]
@@ -303,7 +289,7 @@ public sealed class KeyWrapDifferentialTests
 
                     Interlocked.Increment(ref successes);
                 }
-                catch (CryptographicException e) when (e.Message == ConcurrencyMessage)
+                catch (CryptographicException e) when (e.Message == TestUtil.ConcurrencyMessage)
                 {
                     Interlocked.Increment(ref rejections);
                 }

@@ -23,20 +23,7 @@ public sealed class KeyWrapVectorTests
 
     private const string KwpFolder = "nist-cavp-kwp-cavs17.4";
 
-    public static TheoryData<Target, int> TargetsAndKeySizes()
-    {
-        var data = new TheoryData<Target, int>();
-
-        foreach (Target target in Enum.GetValues<Target>())
-        {
-            foreach (int bits in new[] { 128, 192, 256 })
-            {
-                data.Add(target, bits);
-            }
-        }
-
-        return data;
-    }
+    public static TheoryData<Target, int> TargetsAndKeySizes() => TestUtil.WithEveryKeySize<Target>();
 
     public static TheoryData<Target> Targets() => new(Enum.GetValues<Target>());
 

@@ -32,9 +32,9 @@ public sealed class Rfc3394RuntimeTests
         _ = aes.DecryptKeyWrap(wrapped, unwrapped);
         _ = aes.TryDecryptKeyWrap(wrapped, unwrapped, out _);
 
-        Assert.Equal(0, Measure(() => aes.EncryptKeyWrap(plaintext, wrapped)));
-        Assert.Equal(0, Measure(() => _ = aes.DecryptKeyWrap(wrapped, unwrapped)));
-        Assert.Equal(0, Measure(() => _ = aes.TryDecryptKeyWrap(wrapped, unwrapped, out _)));
+        Assert.Equal(0, TestUtil.AllocatedWhenWarm(() => aes.EncryptKeyWrap(plaintext, wrapped)));
+        Assert.Equal(0, TestUtil.AllocatedWhenWarm(() => _ = aes.DecryptKeyWrap(wrapped, unwrapped)));
+        Assert.Equal(0, TestUtil.AllocatedWhenWarm(() => _ = aes.TryDecryptKeyWrap(wrapped, unwrapped, out _)));
         Assert.Equal(plaintext, unwrapped);
     }
 
@@ -50,13 +50,13 @@ public sealed class Rfc3394RuntimeTests
         _ = aes.DecryptKeyWrap(wrapped);
 
         // The cost of one result array, calibrated on this runtime rather than assumed.
-        long wrapArray = Measure(() => _ = new byte[length + 8]);
-        long keyArray = Measure(() => _ = new byte[length]);
+        long wrapArray = TestUtil.AllocatedWhenWarm(() => _ = new byte[length + 8]);
+        long keyArray = TestUtil.AllocatedWhenWarm(() => _ = new byte[length]);
 
-        Assert.Equal(wrapArray, Measure(() => _ = aes.EncryptKeyWrap(plaintext)));
-        Assert.Equal(wrapArray, Measure(() => _ = aes.EncryptKeyWrap(plaintext.AsSpan())));
-        Assert.Equal(keyArray, Measure(() => _ = aes.DecryptKeyWrap(wrapped)));
-        Assert.Equal(keyArray, Measure(() => _ = aes.DecryptKeyWrap(wrapped.AsSpan())));
+        Assert.Equal(wrapArray, TestUtil.AllocatedWhenWarm(() => _ = aes.EncryptKeyWrap(plaintext)));
+        Assert.Equal(wrapArray, TestUtil.AllocatedWhenWarm(() => _ = aes.EncryptKeyWrap(plaintext.AsSpan())));
+        Assert.Equal(keyArray, TestUtil.AllocatedWhenWarm(() => _ = aes.DecryptKeyWrap(wrapped)));
+        Assert.Equal(keyArray, TestUtil.AllocatedWhenWarm(() => _ = aes.DecryptKeyWrap(wrapped.AsSpan())));
     }
 
     [Theory]
@@ -232,13 +232,5 @@ public sealed class Rfc3394RuntimeTests
         Assert.True(aes.TryDecryptKeyWrap(input, destination, out int written));
         Assert.Equal(destination.Length, written);
         return destination;
-    }
-
-    private static long Measure(Action action)
-    {
-        action();
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        action();
-        return GC.GetAllocatedBytesForCurrentThread() - before;
     }
 }

@@ -1,18 +1,15 @@
 using System;
 using System.Collections.Generic;
-using System.Linq;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
-/// <summary>
-/// This app's stand-in for the test project's <c>BackendData</c> (same members, so the linked contract suite compiles
-/// unchanged): the only backend here is the one the process selected, that is the real CNG backend after the self-test,
-/// with whatever fallback it chose, exactly as a user gets it.
-/// </summary>
-public static class BackendData
+// This app's backends for the linked contract suite (the shared part, BackendData.cs, is linked from the test project):
+// the only backend here is the one the process selected, that is the real CNG backend after the self-test, with
+// whatever fallback it chose, exactly as a user gets it.
+public static partial class BackendData
 {
     private static readonly Dictionary<string, Func<CipherBackend>> s_factories = new(StringComparer.Ordinal)
     {
@@ -36,35 +33,8 @@ public static class BackendData
     /// </summary>
     public static bool StockCbcTransformsReusable => CachedCryptography.WineTests.RunSettings.WineVersion is null;
 
-    /// <summary>Backend names as theory data.</summary>
-    public static TheoryData<string> Names
-    {
-        get
-        {
-            var data = new TheoryData<string>();
-            foreach (string name in s_factories.Keys)
-            {
-                data.Add(name);
-            }
-
-            return data;
-        }
-    }
-
-    /// <summary>All backend names.</summary>
-    public static IReadOnlyList<string> All => s_factories.Keys.ToList();
-
-    /// <summary>A new CachedAes over a backend of the named kind of its own.</summary>
-    public static CachedAes Create(string backend) => new(IsolatedBackend(backend));
-
     /// <summary>A backend of the named kind that no other test uses, counted.</summary>
     internal static CountingBackend IsolatedBackend(string backend) => new(Backend(backend));
-
-    /// <summary>A backend of the named kind that no other test uses.</summary>
-    internal static CipherBackend Backend(string backend) =>
-        s_factories.TryGetValue(backend, out Func<CipherBackend>? factory)
-            ? factory()
-            : throw new ArgumentException($"Unknown backend '{backend}'.", nameof(backend));
 
     // Selection decides the shape (native, CBC over the native ECB, or stock) on one CNG backend; the instance gets a
     // fresh backend of that shape, so that the handles the self-test made are not counted as the instance's.
@@ -87,13 +57,5 @@ public static class BackendData
             CngBackend => Open(),
             _ => StockBackend.Instance,
         };
-    }
-
-    /// <summary>A new CachedAes over the named backend, keyed with <paramref name="key"/>.</summary>
-    public static CachedAes Create(string backend, byte[] key)
-    {
-        CachedAes aes = Create(backend);
-        aes.Key = key;
-        return aes;
     }
 }

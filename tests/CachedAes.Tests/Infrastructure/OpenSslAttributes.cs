@@ -1,0 +1,28 @@
+using System;
+
+namespace CachedCryptography.Tests.Infrastructure;
+
+/// <summary>Runs only where the OpenSSL backend is the platform's (Linux); elsewhere it is reported as skipped.</summary>
+public sealed class OpenSslFactAttribute : FactAttribute
+{
+    public OpenSslFactAttribute()
+    {
+        Skip = OpenSslPlatform.SkipReason("The OpenSSL backend is used on Linux only.");
+    }
+}
+
+/// <summary>A theory that runs only on Linux, where libcrypto.so.3 provides the reference; elsewhere it is reported as skipped.</summary>
+public sealed class OpenSslTheoryAttribute : TheoryAttribute
+{
+    public OpenSslTheoryAttribute()
+    {
+        Skip = OpenSslPlatform.SkipReason("OpenSSL's own key-wrap cipher (libcrypto.so.3) is the reference on Linux only.");
+    }
+}
+
+/// <summary>Where libcrypto.so.3 is the platform's library: Linux.</summary>
+internal static class OpenSslPlatform
+{
+    /// <summary>Null on Linux (the test runs); elsewhere <paramref name="reason"/>, so the test is reported as skipped.</summary>
+    public static string? SkipReason(string reason) => OperatingSystem.IsLinux() ? null : reason;
+}
