@@ -23,11 +23,15 @@ namespace CachedCryptography;
 //
 // The public members validate exactly as .NET 11's do, in the same order and with the same exception types and
 // parameter names; the two cores are the only code that touches the cached handle.
+//
+// net11.0 build: Aes itself declares the public members (non-virtual) and calls the two protected virtual cores, so
+// that build declares only the cores, as overrides; everything between the #if lines below is the net10.0 build's.
 public sealed partial class CachedAes
 {
     // RFC 3394 section 2.2.3.1: the default initial value. A constant span: no allocation.
     private static ReadOnlySpan<byte> KeyWrapDefaultInitialValue => [0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6, 0xA6];
 
+#if !NET11_0_OR_GREATER
     // RFC 3394 needs at least two 64-bit blocks of plaintext; the wrap adds one 64-bit block.
     private const int KeyWrapMinPlaintextLength = 16;
     private const int KeyWrapMinCiphertextLength = KeyWrapMinPlaintextLength + KeyWrapBlockLength;
@@ -283,16 +287,21 @@ public sealed partial class CachedAes
         bytesWritten = length;
         return true;
     }
+#endif
 
     /// <summary>
     /// RFC 3394 wrap of <paramref name="source"/> into <paramref name="destination"/> on the cached ECB encryption handle,
-    /// held for the whole wrap. The shape of .NET 11's <c>protected virtual void EncryptKeyWrapCore</c>; private here
-    /// because a sealed class cannot declare new virtual (or, without a warning, protected) members and .NET 10's
-    /// <see cref="Aes"/> has no such virtual to override.
+    /// held for the whole wrap. On .NET 11 this overrides <c>Aes.EncryptKeyWrapCore</c>, which <c>Aes.EncryptKeyWrap</c>
+    /// calls after validating; on .NET 10 it has that shape but is private, because a sealed class cannot declare new
+    /// virtual (or, without a warning, protected) members and .NET 10's <see cref="Aes"/> has no such virtual to override.
     /// </summary>
     /// <param name="source">The plaintext: validated by the caller to be at least 16 bytes and a multiple of 8.</param>
     /// <param name="destination">Exactly <c>source.Length + 8</c> bytes, validated by the caller not to overlap the source.</param>
+#if NET11_0_OR_GREATER
+    protected override void EncryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
+#else
     private void EncryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
+#endif
     {
         using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: true, KeySizeValue);
         KeyWrap.Wrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
@@ -300,19 +309,25 @@ public sealed partial class CachedAes
 
     /// <summary>
     /// RFC 3394 unwrap of <paramref name="source"/> into <paramref name="destination"/> on the cached ECB decryption handle,
-    /// held for the whole unwrap, checking the default initial value in constant time. The shape of .NET 11's
-    /// <c>protected virtual int DecryptKeyWrapCore</c>; private for the same reason as <see cref="EncryptKeyWrapCore"/>.
+    /// held for the whole unwrap, checking the default initial value in constant time. On .NET 11 this overrides
+    /// <c>Aes.DecryptKeyWrapCore</c>; on .NET 10 it is private, for the same reason as <see cref="EncryptKeyWrapCore"/>.
     /// </summary>
     /// <param name="source">The wrapped data: validated by the caller to be at least 24 bytes and a multiple of 8.</param>
     /// <param name="destination">Exactly <c>source.Length - 8</c> bytes, validated by the caller not to overlap the source.</param>
     /// <returns><c>source.Length - 8</c>.</returns>
     /// <exception cref="CryptographicException">The integrity check failed (the destination is then all zero), or a native call failed.</exception>
+#if NET11_0_OR_GREATER
+    protected override int DecryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
+#else
     private int DecryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
+#endif
     {
         using HandleLease ecb = _handles.Rent(BlockCipherMode.Ecb, encrypting: false, KeySizeValue);
         KeyWrap.Unwrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
         return destination.Length;
     }
+
+#if !NET11_0_OR_GREATER
 
     // .NET 11's validation of a plaintext span: ArgumentException naming "plaintext".
     private static int KeyWrapCiphertextLength(ReadOnlySpan<byte> plaintext)
@@ -340,4 +355,5 @@ public sealed partial class CachedAes
 
         return ciphertext.Length - KeyWrapBlockLength;
     }
+#endif
 }
