@@ -16,6 +16,10 @@ namespace CachedCryptography.Tests;
 /// One instance shared by many threads, as stock .NET 10 allows: every call returns stock's bytes and nothing throws
 /// because of other threads, key changes are atomic for calls that start after them, Dispose never throws, and the
 /// native handles stay bounded and are all released. Run over every backend.
+/// Stock .NET 11 differs: it caches its one-shots per instance and throws CryptographicException ("Concurrent operations
+/// from multiple threads on this type are not supported.") when threads share one instance. CachedAes keeps .NET 10's
+/// contract on both runtimes, so on .NET 11 these tests deliberately expect more than stock gives; the expected bytes
+/// are always computed by stock on one thread, never by a shared stock instance.
 /// </summary>
 public class ConcurrencyTests
 {
