@@ -10,6 +10,11 @@
 #  4. Publishes the sample with native AOT, with zero warnings, and runs the native binary. When
 #     this machine cannot (missing native AOT packs or no C toolchain) the step is reported as
 #     SKIP with the reason, or as FAIL when CACHEDAES_REQUIRE_AOT=1.
+#  Steps 2-4 run twice: the sample as a net10.0 app (it gets lib/net10.0, runs on .NET 10) and as a
+#  net11.0 app (lib/net11.0; its framework-dependent build runs on the .NET 11.0.0 runtime that
+#  scripts/install-dotnet11-runtime.sh lays out from the package source, the self-contained ones carry
+#  11.0.0 themselves). With only the .NET 10 SDK, the net11.0 builds use build/Net11WithSdk10.props,
+#  as any outside net11.0 project would need to on that SDK.
 #
 # Prints PASS/FAIL/SKIP lines and a closing "consumer-test: N passed, N failed, N skipped" line;
 # exits non-zero when anything failed.
@@ -21,7 +26,8 @@
 #   CACHEDAES_EXPECTED_BACKEND   backend the sample must report (default from the OS: OpenSsl on
 #                                Linux, CommonCrypto on macOS, Cng on Windows; "any" accepts any)
 #   CACHEDAES_REQUIRE_AOT=1      treat a native AOT step that cannot run here as a failure
-#   CACHEDAES_SKIP_PUBLISH=1     stop after step 2 (quick local check)
+#   CACHEDAES_SKIP_PUBLISH=1     skip steps 3 and 4 (quick local check)
+#   CACHEDAES_CONSUMER_TFMS      the sample's target frameworks (default "net10.0 net11.0")
 #   CACHEDAES_RELEASE=1          pack the release version (VersionPrefix) instead of the default
 #                                prerelease <VersionPrefix>-dev.<UTC timestamp>
 set -uo pipefail
@@ -129,11 +135,15 @@ fi
 
 problems=()
 entries=$(zip_list "$nupkg")
-for entry in PACKAGE.md lib/net10.0/CachedAes.dll lib/net10.0/CachedAes.xml CachedAes.nuspec; do
+for entry in PACKAGE.md CachedAes.nuspec lib/net10.0/CachedAes.dll lib/net10.0/CachedAes.xml lib/net11.0/CachedAes.dll lib/net11.0/CachedAes.xml; do
   grep -qxF "$entry" <<<"$entries" || problems+=("nupkg lacks $entry")
 done
+other_libs=$(grep '^lib/' <<<"$entries" | grep -vE '^lib/net1[01]\.0/CachedAes\.(dll|xml)$' || true)
+[[ -z "$other_libs" ]] || problems+=("nupkg has other lib/ entries: $(paste -sd' ' - <<<"$other_libs")")
 grep -q '\.pdb$' <<<"$entries" && problems+=("nupkg contains a .pdb (symbols belong in the .snupkg)")
-grep -qxF lib/net10.0/CachedAes.pdb <<<"$(zip_list "$snupkg")" || problems+=("snupkg lacks lib/net10.0/CachedAes.pdb")
+for pdb in lib/net10.0/CachedAes.pdb lib/net11.0/CachedAes.pdb; do
+  grep -qxF "$pdb" <<<"$(zip_list "$snupkg")" || problems+=("snupkg lacks $pdb")
+done
 
 nuspec=$(zip_cat "$nupkg" CachedAes.nuspec)
 nuspec_has() { grep -qF -- "$1" <<<"$nuspec" || problems+=("nuspec lacks $1"); }
@@ -143,11 +153,13 @@ nuspec_has '<license type="expression">MIT</license>'
 nuspec_has '<readme>PACKAGE.md</readme>'
 nuspec_has '<repository type="git" url="https://github.com/cachedaes/CachedAes"'
 nuspec_has '<releaseNotes>'
+nuspec_has '<group targetFramework="net10.0" />'
+nuspec_has '<group targetFramework="net11.0" />'
 if git -C "$repo" rev-parse --verify -q HEAD >/dev/null; then
   nuspec_has "commit=\"$(git -C "$repo" rev-parse HEAD)\""
 fi
 if [[ ${#problems[@]} -eq 0 ]]; then
-  pass "package contents: PACKAGE.md, lib/net10.0/CachedAes.{dll,xml}, MIT expression, repository commit, release notes; .snupkg holds the pdb"
+  pass "package contents: PACKAGE.md, lib/net10.0 and lib/net11.0 CachedAes.{dll,xml} and nothing else under lib/, both dependency groups, MIT expression, repository commit, release notes; .snupkg holds both pdbs"
 else
   for p in "${problems[@]}"; do fail "$p"; done
 fi
@@ -196,60 +208,17 @@ check_output() {
     fail "$name: backend is '$backend', expected '$expected_backend'"
     return 1
   fi
-  pass "$name: consumer-check: OK, backend $backend, $(grep -E '^checks:' "$log")"
+  # The runtime it ran on and the package's lib/ folder it got must be the target framework's.
+  local runtime library major=${tfm%%.*}
+  major=${major#net}
+  runtime=$(sed -n 's/^runtime: //p' "$log" | head -n 1)
+  library=$(sed -n 's/^library: //p' "$log" | head -n 1)
+  if [[ "$runtime" != "$major".* || "$library" != ".NETCoreApp,Version=v$major.0" ]]; then
+    fail "$name: ran on .NET '$runtime' with CachedAes built for '$library' (expected .NET $major.x and lib/$tfm)"
+    return 1
+  fi
+  pass "$name: consumer-check: OK, backend $backend, .NET $runtime, lib/$tfm, $(grep -E '^checks:' "$log")"
 }
-
-# check_published KIND PUBLISHED BINARY PATH, after `run publish-KIND` succeeded: the publish printed no warnings, and
-# the published binary at PATH runs (`run KIND-run`) and prints what check_output expects.
-check_published() {
-  local kind=$1 published=$2 binary=$3 path=$4 warnings
-  warnings=$(warnings_in "$logs/publish-$kind.log")
-  if [[ -z "$warnings" ]]; then
-    pass "$published: zero warnings"
-  else
-    fail "$published printed warnings:"
-    echo "$warnings"
-  fi
-  if run "$kind-run" "$path"; then
-    check_output "$binary" "$logs/$kind-run.log"
-  else
-    fail "$binary exited non-zero"
-  fi
-}
-
-# A stale CachedAes of the same version must never be used: clear it from the private folder,
-# and clear the sample's own build output.
-rm -rf "$packages/cachedaes" "$sample_dir/bin" "$sample_dir/obj"
-export CACHEDAES_LOCAL_FEED="$feed" NUGET_PACKAGES="$packages"
-
-if run sample-run dotnet run --project "$sample" -c Release -p:CachedAesVersion="$version"; then
-  check_output "sample (dotnet run)" "$logs/sample-run.log"
-else
-  fail "sample (dotnet run) failed (build error or a mismatch: see above)"
-fi
-run_warnings=$(warnings_in "$logs/sample-run.log")
-[[ -z "$run_warnings" ]] || { fail "sample build printed warnings:"; echo "$run_warnings"; }
-
-# The package the sample restored must be the one just packed, from the local folder.
-# (NuGet's packages folder uses lower-case ids and versions: "-dev.20261123T001500" -> "-dev.20261123t001500".)
-lc_version=${version,,}
-meta="$packages/cachedaes/$lc_version/.nupkg.metadata"
-if [[ -f "$meta" ]]; then
-  restored_source=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["source"])' "$meta")
-  restored_hash=$(cat "$packages/cachedaes/$lc_version/cachedaes.$lc_version.nupkg.sha512")
-  if [[ "${restored_source%/}" == "$feed" && "$restored_hash" == "$(nupkg_hash "$nupkg")" ]]; then
-    pass "sample restored CachedAes $version from the local folder only (same SHA-512 as the packed file)"
-  else
-    fail "sample restored CachedAes from '$restored_source' (expected '$feed') or with another hash"
-  fi
-else
-  fail "CachedAes $version was not restored into the private packages folder $packages"
-fi
-
-if [[ "${CACHEDAES_SKIP_PUBLISH:-0}" == 1 ]]; then
-  skip "trimmed and native AOT publish (CACHEDAES_SKIP_PUBLISH=1)"
-  finish
-fi
 
 case "$(uname -s)-$(uname -m)" in
   Linux-x86_64) rid=linux-x64 ;;
@@ -258,22 +227,139 @@ case "$(uname -s)-$(uname -m)" in
   Darwin-arm64) rid=osx-arm64 ;;
   *) rid= ;;
 esac
-if [[ -z "$rid" ]]; then
-  skip "trimmed and native AOT publish: no runtime identifier for $(uname -s)-$(uname -m) in this script"
-  finish
-fi
 
-# ---------------------------------------------------------------- 3. trimmed self-contained publish
-trimmed="$work/trimmed"
-if run publish-trimmed dotnet publish "$sample" -c Release -r "$rid" --self-contained \
-  -p:PublishTrimmed=true -p:CachedAesVersion="$version" -o "$trimmed"; then
-  check_published trimmed "trimmed publish ($rid)" "trimmed binary" "$trimmed/$sample_bin"
-else
-  fail "trimmed publish ($rid) failed"
-fi
+export CACHEDAES_LOCAL_FEED="$feed" NUGET_PACKAGES="$packages"
 
-# ---------------------------------------------------------------- 4. native AOT publish
-aot="$work/aot"
+# The .NET 11 runtime for the net11.0 sample's framework-dependent run, from the package source only.
+dotnet11_root=
+install_dotnet11() {
+  [[ -n "$dotnet11_root" ]] && return 0
+  if run install-dotnet11 bash "$repo/scripts/install-dotnet11-runtime.sh" "$work/dotnet11"; then
+    dotnet11_root="$work/dotnet11"
+    pass ".NET 11.0.0 runtime laid out from the package source ($dotnet11_root)"
+  else
+    fail ".NET 11.0.0 runtime could not be laid out (scripts/install-dotnet11-runtime.sh)"
+    return 1
+  fi
+}
+
+# consume TFM: steps 2-4 for the sample built as a TFM app.
+consume() {
+  local tfm=$1 tag=$1
+  local tfm_args=(-p:CachedAesConsumerTargetFramework="$tfm")
+  if [[ "$tfm" == net11.0 ]]; then
+    # The .NET 10 SDK needs to be taught net11.0 (only while no SDK 11 builds this; see the props file).
+    tfm_args+=(-p:AfterMicrosoftNetSdkProps="$repo/build/Net11WithSdk10.props")
+  fi
+
+  # A stale CachedAes of the same version must never be used: clear it from the private folder,
+  # and clear the sample's own build output.
+  rm -rf "$packages/cachedaes" "$sample_dir/bin" "$sample_dir/obj"
+
+  # 2. Build and run, framework-dependent: net10.0 on the SDK's runtime (dotnet run), net11.0 on 11.0.0.
+  if [[ "$tfm" == net10.0 ]]; then
+    if run "sample-run-$tag" dotnet run --project "$sample" -c Release "${tfm_args[@]}" -p:CachedAesVersion="$version"; then
+      check_output "$tfm sample (dotnet run)" "$logs/sample-run-$tag.log"
+    else
+      fail "$tfm sample (dotnet run) failed (build error or a mismatch: see above)"
+    fi
+  else
+    if run "sample-build-$tag" dotnet build "$sample" -c Release "${tfm_args[@]}" -p:CachedAesVersion="$version" -o "$work/build-$tag"; then
+      if install_dotnet11 && run "sample-run-$tag" "$dotnet11_root/dotnet" "$work/build-$tag/$sample_bin.dll"; then
+        check_output "$tfm sample (built, run by $dotnet11_root/dotnet)" "$logs/sample-run-$tag.log"
+      else
+        fail "$tfm sample run on .NET 11.0.0 failed (see above)"
+      fi
+    else
+      fail "$tfm sample build failed"
+    fi
+  fi
+  local build_log="$logs/sample-run-$tag.log" run_warnings
+  [[ "$tfm" == net10.0 ]] || build_log="$logs/sample-build-$tag.log"
+  run_warnings=$(warnings_in "$build_log")
+  [[ -z "$run_warnings" ]] || { fail "$tfm sample build printed warnings:"; echo "$run_warnings"; }
+
+  # The package the sample restored must be the one just packed, from the local folder.
+  # (NuGet's packages folder uses lower-case ids and versions: "-dev.20261123T001500" -> "-dev.20261123t001500".)
+  local lc_version=${version,,}
+  local meta="$packages/cachedaes/$lc_version/.nupkg.metadata"
+  if [[ -f "$meta" ]]; then
+    local restored_source restored_hash
+    restored_source=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["source"])' "$meta")
+    restored_hash=$(cat "$packages/cachedaes/$lc_version/cachedaes.$lc_version.nupkg.sha512")
+    if [[ "${restored_source%/}" == "$feed" && "$restored_hash" == "$(nupkg_hash "$nupkg")" ]]; then
+      pass "$tfm sample restored CachedAes $version from the local folder only (same SHA-512 as the packed file)"
+    else
+      fail "$tfm sample restored CachedAes from '$restored_source' (expected '$feed') or with another hash"
+    fi
+  else
+    fail "CachedAes $version was not restored into the private packages folder $packages ($tfm)"
+  fi
+
+  if [[ "${CACHEDAES_SKIP_PUBLISH:-0}" == 1 ]]; then
+    skip "$tfm trimmed and native AOT publish (CACHEDAES_SKIP_PUBLISH=1)"
+    return 0
+  fi
+  if [[ -z "$rid" ]]; then
+    skip "$tfm trimmed and native AOT publish: no runtime identifier for $(uname -s)-$(uname -m) in this script"
+    return 0
+  fi
+
+  # 3. Trimmed self-contained publish (it carries its own runtime: 11.0.0 from the runtime pack for net11.0).
+  local trimmed="$work/trimmed-$tag"
+  if run "publish-trimmed-$tag" dotnet publish "$sample" -c Release -r "$rid" --self-contained \
+    -p:PublishTrimmed=true "${tfm_args[@]}" -p:CachedAesVersion="$version" -o "$trimmed"; then
+    local trim_warnings
+    trim_warnings=$(warnings_in "$logs/publish-trimmed-$tag.log")
+    if [[ -z "$trim_warnings" ]]; then
+      pass "$tfm trimmed publish ($rid): zero warnings"
+    else
+      fail "$tfm trimmed publish ($rid) printed warnings:"
+      echo "$trim_warnings"
+    fi
+    if run "trimmed-run-$tag" "$trimmed/$sample_bin"; then
+      check_output "$tfm trimmed binary" "$logs/trimmed-run-$tag.log"
+    else
+      fail "$tfm trimmed binary exited non-zero"
+    fi
+  else
+    fail "$tfm trimmed publish ($rid) failed"
+  fi
+
+  # 4. Native AOT publish.
+  local aot="$work/aot-$tag" missing
+  if RUN_QUIET=1 run "publish-aot-$tag" dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=true \
+    "${tfm_args[@]}" -p:CachedAesVersion="$version" -o "$aot"; then
+    local aot_warnings
+    aot_warnings=$(warnings_in "$logs/publish-aot-$tag.log")
+    if [[ -z "$aot_warnings" ]]; then
+      pass "$tfm native AOT publish ($rid): zero warnings"
+    else
+      fail "$tfm native AOT publish ($rid) printed warnings:"
+      echo "$aot_warnings"
+    fi
+    if run "aot-run-$tag" "$aot/$sample_bin"; then
+      check_output "$tfm native AOT binary" "$logs/aot-run-$tag.log"
+    else
+      fail "$tfm native AOT binary exited non-zero"
+    fi
+  elif grep -qF 'Native AOT for net11.0 needs the .NET 11 SDK' "$logs/publish-aot-$tag.log"; then
+    # build/Net11WithSdk10.props stops it: under the .NET 10 SDK the ILCompiler 11.0.0 packs restore but do not
+    # compile natively. Not a missing pack or toolchain, so a skip even with CACHEDAES_REQUIRE_AOT=1.
+    skip "$tfm native AOT publish ($rid): needs the .NET 11 SDK (the ILCompiler 11.0.0 packs restore, but their publish targets do not run under .NET SDK $(dotnet --version); see build/Net11WithSdk10.props)"
+  elif missing=$(grep -oE 'Unable to find package [A-Za-z0-9_.-]+' "$logs/publish-aot-$tag.log" | sed -e 's/Unable to find package //' -e 's/\.$//' | sort -u) \
+    && [[ -n "$missing" ]] \
+    && ! grep -qviE '^(Microsoft\.NETCore\.App\.Runtime\.NativeAOT\..+|runtime\..+\.Microsoft\.DotNet\.ILCompiler|Microsoft\.DotNet\.ILCompiler)$' <<<"$missing"; then
+    # Only the native AOT compiler/runtime packs are missing: this machine's package source lacks them.
+    aot_unavailable "$tfm: the package source lacks $(paste -sd, - <<<"$missing") (wanted by .NET SDK $(dotnet --version)); native AOT needs them from a package source"
+  elif grep -qE 'Platform linker .* not found' "$logs/publish-aot-$tag.log"; then
+    aot_unavailable "$tfm: no C toolchain: neither clang nor gcc is on PATH (install clang or gcc, and zlib1g-dev)"
+  else
+    show_tail "$logs/publish-aot-$tag.log"
+    fail "$tfm native AOT publish ($rid) failed"
+  fi
+}
+
 aot_unavailable() {
   if [[ "${CACHEDAES_REQUIRE_AOT:-0}" == 1 ]]; then
     fail "native AOT publish ($rid): $*"
@@ -281,19 +367,9 @@ aot_unavailable() {
     skip "native AOT publish ($rid): $*"
   fi
 }
-if RUN_QUIET=1 run publish-aot dotnet publish "$sample" -c Release -r "$rid" -p:PublishAot=true \
-  -p:CachedAesVersion="$version" -o "$aot"; then
-  check_published aot "native AOT publish ($rid)" "native AOT binary" "$aot/$sample_bin"
-elif missing=$(grep -oE 'Unable to find package [A-Za-z0-9_.-]+' "$logs/publish-aot.log" | sed -e 's/Unable to find package //' -e 's/\.$//' | sort -u) \
-  && [[ -n "$missing" ]] \
-  && ! grep -qviE '^(Microsoft\.NETCore\.App\.Runtime\.NativeAOT\..+|runtime\..+\.Microsoft\.DotNet\.ILCompiler|Microsoft\.DotNet\.ILCompiler)$' <<<"$missing"; then
-  # Only the native AOT compiler/runtime packs are missing: this machine's package source lacks them.
-  aot_unavailable "the package source lacks $(paste -sd, - <<<"$missing") (wanted by .NET SDK $(dotnet --version)); native AOT needs them from a package source"
-elif grep -qE 'Platform linker .* not found' "$logs/publish-aot.log"; then
-  aot_unavailable "no C toolchain: neither clang nor gcc is on PATH (install clang or gcc, and zlib1g-dev)"
-else
-  show_tail "$logs/publish-aot.log"
-  fail "native AOT publish ($rid) failed"
-fi
+
+for tfm in ${CACHEDAES_CONSUMER_TFMS:-net10.0 net11.0}; do
+  consume "$tfm"
+done
 
 finish

@@ -3,6 +3,8 @@
 // (and the other way round), and compares. Prints "consumer-check: OK" and exits 0 when every
 // result matches; prints each mismatch and exits 1 otherwise.
 using System;
+using System.Reflection;
+using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using CachedCryptography;
 
@@ -23,6 +25,9 @@ try
 {
     using CachedAes cached = CachedAes.Create();
     Console.WriteLine($"backend: {cached.Backend}");
+    // Which runtime this is, and which of the package's builds (lib/net10.0 or lib/net11.0) it got.
+    Console.WriteLine($"runtime: {Environment.Version}");
+    Console.WriteLine($"library: {typeof(CachedAes).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName}");
 
     int[] lengths = [0, 1, 15, 16, 17, 64, 100, 1000];
     PaddingMode[] paddings = [PaddingMode.PKCS7, PaddingMode.ANSIX923, PaddingMode.Zeros];
@@ -71,6 +76,23 @@ try
                 Check(stock.DecryptKeyWrapPadded(wrapped).AsSpan().SequenceEqual(plaintext), $"unwrap by stock {label}");
                 Check(cached.DecryptKeyWrapPadded(wrapped).AsSpan().SequenceEqual(plaintext), $"unwrap by CachedAes {label}");
             }
+        }
+
+        // RFC 3394 key wrap without padding. As a net11.0 app this is .NET 11's Aes.EncryptKeyWrap/DecryptKeyWrap over
+        // CachedAes's cores, compared with stock .NET 11's own; as a net10.0 app, CachedAes's own members (stock .NET 10
+        // has none): a round trip of the right length.
+        foreach (int kwLength in new[] { 16, 32, 40 })
+        {
+            string kwLabel = $"AES-{keyBytes * 8} RFC 3394 {kwLength} bytes";
+            byte[] cek = RandomNumberGenerator.GetBytes(kwLength);
+            byte[] kw = cached.EncryptKeyWrap(cek);
+            Check(kw.Length == kwLength + 8 && cached.DecryptKeyWrap(kw).AsSpan().SequenceEqual(cek), $"round trip {kwLabel}");
+#if NET11_0_OR_GREATER
+            Aes asAes = cached;
+            Check(asAes.EncryptKeyWrap(cek).AsSpan().SequenceEqual(stock.EncryptKeyWrap(cek)), $"wrap through Aes vs stock {kwLabel}");
+            Check(stock.DecryptKeyWrap(kw).AsSpan().SequenceEqual(cek), $"unwrap by stock {kwLabel}");
+            Check(asAes.DecryptKeyWrap(stock.EncryptKeyWrap(cek)).AsSpan().SequenceEqual(cek), $"unwrap of stock's through Aes {kwLabel}");
+#endif
         }
 
         // A block-aligned message without padding.

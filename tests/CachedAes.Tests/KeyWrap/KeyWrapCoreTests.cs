@@ -3,6 +3,7 @@ using System;
 using System.Buffers.Binary;
 using System.Linq;
 using System.Security.Cryptography;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;
 
@@ -161,7 +162,11 @@ public sealed class KeyWrapCoreTests
             destination.AsSpan().Fill(0xCC);
             Exception? coreError = Record.Exception(() => KeyWrap.UnwrapPadded(decryptor, ciphertext, destination));
             Exception? stockError = Record.Exception(() => stock.DecryptKeyWrapPadded(ciphertext));
-            Assert.Equal(stockError?.GetType(), coreError?.GetType());
+
+            // Compared with the stock of the runtime this runs on. Stock .NET 11 on Linux rejects with an internal
+            // subclass of CryptographicException (OpenSSL's wrap cipher); the core throws CryptographicException itself,
+            // which Runtimes.ExpectedTypeFor accepts there and only there.
+            Assert.Equal(Runtimes.ExpectedTypeFor(stockError), coreError?.GetType());
 
             if (valid)
             {

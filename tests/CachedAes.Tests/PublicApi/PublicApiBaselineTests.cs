@@ -3,22 +3,24 @@ using System.Collections.Generic;
 using System.IO;
 using System.Linq;
 using System.Text;
+using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.PublicApi;
 
 /// <summary>
 /// Fails on any change to the public API of the CachedAes assembly that is not also made in the
-/// checked-in baseline <c>api/CachedAes.PublicApi.txt</c>.
+/// checked-in baseline of the build under test: <c>api/CachedAes.PublicApi.net10.0.txt</c> for lib/net10.0,
+/// <c>api/CachedAes.PublicApi.net11.0.txt</c> for lib/net11.0 (the test project's net10.0 and net11.0 runs).
 /// </summary>
 /// <remarks>
-/// After an intended API change, rewrite the baseline and review it:
+/// After an intended API change, rewrite the baselines (both runs write their own) and review them:
 /// <c>CACHEDAES_UPDATE_API_BASELINE=1 dotnet test tests/CachedAes.Tests -c Release --filter FullyQualifiedName~PublicApi</c>,
 /// then <c>git diff api/</c>, and commit the file with the change.
 /// </remarks>
 public sealed class PublicApiBaselineTests
 {
     private const string UpdateVariable = "CACHEDAES_UPDATE_API_BASELINE";
-    private const string BaselineRelativePath = "api/CachedAes.PublicApi.txt";
+    private const string BaselineRelativePath = $"api/CachedAes.PublicApi.net{Runtimes.BuildText}.txt";
 
     [Fact]
     public void Public_api_matches_the_checked_in_baseline()
