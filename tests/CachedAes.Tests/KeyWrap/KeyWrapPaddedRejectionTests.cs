@@ -110,9 +110,17 @@ public sealed class KeyWrapPaddedRejectionTests
                     cases++;
                 }
             }
+
+            // Every pad byte the same non-zero value: an even number of them cancels out under XOR, so the check must
+            // combine the pad bytes with OR.
+            byte[] allSet = DataWithZeroPad(semiblocks, length);
+            allSet.AsSpan(length).Fill(0x01);
+            AssertRejectedLikeStock(stock, cached, Craft(stock, (uint)length, allSet), $"{backend}, MLI {length}, every pad byte 0x01");
+            cases++;
         }
 
-        Assert.Equal(2 * 28, cases); // 1 + 2 + ... + 7 pad positions over the seven lengths, two values each
+        // 1 + 2 + ... + 7 pad positions over the seven lengths, two values each, and one all-set pad per length.
+        Assert.Equal((2 * 28) + 7, cases);
     }
 
     [Theory]
