@@ -64,6 +64,8 @@ public sealed class HandleOwnershipTests
         Assert.Throws<CryptographicException>(() => cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
         AssertEveryOperationMatchesStock(cached, stock, plaintext);
         Assert.Equal(6, gated.Creations);
+        Assert.Equal(1, cached.Handles.CachedCount(BlockCipherMode.Cbc, encrypting: true));
+        Assert.Equal(5 - (2 - kept), gated.LiveHandles);
 
         // A call still running across a key change finishes with its handle, which is then released, not kept.
         gated.HoldNext(BlockCipherMode.Cbc, encrypting: false);
