@@ -87,6 +87,63 @@ public sealed class HandleOwnershipTests
         Assert.Equal(4, gated.LiveHandles);
     }
 
+    [Theory]
+    [InlineData(false, true)]
+    [InlineData(false, false)]
+    [InlineData(true, true)]
+    [InlineData(true, false)]
+    public void With_every_slot_taken_a_call_uses_a_handle_of_its_own_and_at_most_one_per_processor_stays(bool cbc, bool encrypting)
+    {
+        BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        byte[] key = Enumerable.Range(0, 24).Select(i => (byte)(0x90 - i)).ToArray();
+        byte[] plaintext = Enumerable.Range(0, 32).Select(i => (byte)(i * 5)).ToArray();
+        using Aes stock = TestUtil.Stock(key);
+        using var gated = new GatedBackend(new FaultInjectingBackend(StockBackend.Instance));
+        using var cached = new CachedAes(gated) { Key = key };
+        int perMode = KeyedHandles.HandlesPerMode;
+        byte[] input = encrypting ? plaintext : mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
+        byte[] expected = encrypting ? mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None) : plaintext;
+
+        // One call more than there are shared slots, all held at once: the first holds the instance's first slot, the
+        // others switch it to the shared slots and take one each.
+        gated.HoldNext(mode, encrypting, perMode + 1);
+        byte[]?[] results = new byte[perMode + 1][];
+        Thread[] holders = Enumerable.Range(0, perMode + 1).Select(i => new Thread(() => results[i] = Call())).ToArray();
+        foreach (Thread holder in holders)
+        {
+            holder.Start();
+        }
+
+        gated.WaitUntilHeld();
+
+        // Every slot is reserved: this call makes a handle of its own, at once, and releases it when it returns.
+        Assert.Equal(expected, Call());
+        Assert.Equal(perMode + 2, gated.Creations);
+        Assert.Equal(perMode + 1, gated.LiveHandles);
+
+        gated.Release();
+        foreach (Thread holder in holders)
+        {
+            holder.Join();
+        }
+
+        Assert.All(results, r => Assert.Equal(expected, r));
+
+        // The handle from the first slot comes back to find every shared slot taken: it is released. One per processor stays.
+        Assert.Equal(perMode, cached.Handles.CachedCount(mode, encrypting));
+        Assert.Equal(perMode, gated.LiveHandles);
+        Assert.Equal(expected, Call());
+        Assert.Equal(perMode + 2, gated.Creations);
+
+        byte[] Call() => (mode, encrypting) switch
+        {
+            (BlockCipherMode.Ecb, true) => cached.EncryptEcb(input, PaddingMode.None),
+            (BlockCipherMode.Ecb, false) => cached.DecryptEcb(input, PaddingMode.None),
+            (BlockCipherMode.Cbc, true) => cached.EncryptCbc(input, s_iv, PaddingMode.None),
+            _ => cached.DecryptCbc(input, s_iv, PaddingMode.None),
+        };
+    }
+
     [Fact]
     public void A_failed_handle_creation_leaves_nothing_reserved()
     {
@@ -159,7 +216,7 @@ public sealed class HandleOwnershipTests
     {
         private readonly ManualResetEventSlim _held = new();
         private readonly ManualResetEventSlim _release = new();
-        private int _armed;
+        private int _toHold;
         private BlockCipherMode _mode;
         private bool _encrypting;
 
@@ -167,16 +224,18 @@ public sealed class HandleOwnershipTests
 
         public override CachedAesBackend Kind => inner.Kind;
 
-        public void HoldNext(BlockCipherMode mode, bool encrypting)
+        /// <summary>Holds the next <paramref name="calls"/> transforms of this mode and direction until <see cref="Release"/>.</summary>
+        public void HoldNext(BlockCipherMode mode, bool encrypting, int calls = 1)
         {
             _held.Reset();
             _release.Reset();
             _mode = mode;
             _encrypting = encrypting;
-            Volatile.Write(ref _armed, 1);
+            Volatile.Write(ref _toHold, calls);
         }
 
-        public void WaitUntilHeld() => Assert.True(_held.Wait(TimeSpan.FromSeconds(30)), "the held call never started");
+        /// <summary>Waits until every call asked for is held.</summary>
+        public void WaitUntilHeld() => Assert.True(_held.Wait(TimeSpan.FromSeconds(30)), "the held calls never started");
 
         public void Release() => _release.Set();
 
@@ -191,10 +250,27 @@ public sealed class HandleOwnershipTests
 
         private void MaybeHold(BlockCipherMode mode, bool encrypting)
         {
-            if (mode == _mode && encrypting == _encrypting && Interlocked.CompareExchange(ref _armed, 0, 1) == 1)
+            if (mode != _mode || encrypting != _encrypting)
             {
-                _held.Set();
-                Assert.True(_release.Wait(TimeSpan.FromSeconds(30)), "the held call was never released");
+                return;
+            }
+
+            int remaining = Volatile.Read(ref _toHold);
+            while (remaining > 0)
+            {
+                int seen = Interlocked.CompareExchange(ref _toHold, remaining - 1, remaining);
+                if (seen == remaining)
+                {
+                    if (remaining == 1)
+                    {
+                        _held.Set(); // the last of them: every held call is inside its transform, its handle reserved
+                    }
+
+                    Assert.True(_release.Wait(TimeSpan.FromSeconds(30)), "the held call was never released");
+                    return;
+                }
+
+                remaining = seen;
             }
         }
 
