@@ -32,9 +32,9 @@ CI_FILES=(Core/SymmetricPadding.cs Core/KeyWrap.cs)
 TEST_FILTER='FullyQualifiedName!~Rfc3394OpenSslDifferentialTests&FullyQualifiedName!~SelectionProcessTests&FullyQualifiedName!~Eight_threads_on_one_instance&DisplayName!~SimulatedCngProviders&DisplayName!~SimulatedCngPseudoHandles&DisplayName!~SimulatedCommonCrypto&DisplayName!~StockFallback'
 
 # Mutation score (killed + timeout, of all mutants tested) under which the run fails. Set from the measured
-# runs listed in docs/mutation.md (core 84.6 %, padding and key wrap 91.95 %), less a margin for mutants that
-# time out on one run and are killed on the next on a busy machine. docs/mutation.md explains every survivor.
-BREAK_AT_CORE=83
+# runs listed in docs/mutation.md (core 89.11 %, padding and key wrap 94.03 %), less a margin for mutants that
+# time out on one run and survive on the next on a busy machine. docs/mutation.md explains every survivor.
+BREAK_AT_CORE=87
 BREAK_AT_CI=90
 
 scope=core

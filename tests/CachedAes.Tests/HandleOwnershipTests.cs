@@ -15,7 +15,8 @@ namespace CachedCryptography.Tests;
 /// test lets it go, so a second call really finds the handle reserved. What the lease promises then: the second call
 /// neither waits nor fails, the instance keeps the handles both calls made (up to one per processor), later calls reuse
 /// them instead of making new ones, a faulted handle is never reused, and a key change releases every one of them.
-/// Also: a failed handle creation leaves no slot reserved, generated keys are random, and a key epoch's memory is valid.
+/// Also: a failed handle creation leaves no slot reserved, generated keys are random, a key epoch's memory is valid,
+/// the stock instance kept for CFB is reused and released with its key, and a key change releases the old key's memory.
 /// </summary>
 public sealed class HandleOwnershipTests
 {
@@ -198,6 +199,60 @@ public sealed class HandleOwnershipTests
         epoch.Dispose();
         Assert.True(epoch.IsClosed);
         Assert.False(epoch.TryAddRef());
+    }
+
+    [Fact]
+    public void The_stock_instance_is_reused_and_a_key_change_releases_it_and_the_old_key()
+    {
+        byte[] key = Enumerable.Range(0, 16).Select(i => (byte)(0x70 + i)).ToArray();
+        byte[] plaintext = Enumerable.Range(0, 32).Select(i => (byte)i).ToArray();
+        using Aes stock = TestUtil.Stock(key);
+        using var cached = new CachedAes(StockBackend.Instance) { Key = key };
+
+        // CFB runs on a stock instance holding the epoch's key, kept between calls, not made again for each.
+        Assert.Equal(stock.EncryptCfb(plaintext, s_iv), cached.EncryptCfb(plaintext, s_iv));
+        KeyEpoch first = cached.KeyEpoch!;
+        StockAes kept = Assert.IsType<StockAes>(first.CachedStock);
+        Assert.Equal(plaintext, cached.DecryptCfb(stock.EncryptCfb(plaintext, s_iv), s_iv));
+        Assert.Same(kept, first.CachedStock);
+        Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
+
+        // A key change empties the stock slot, disposes that instance (stock makes a new key when one disposed is read),
+        // and releases the old key's memory: every reference taken while making handles or the stock instance was given
+        // back, so the epoch's count is zero and its memory was zeroed and freed.
+        cached.Key = [.. key.Select(b => (byte)~b)];
+        Assert.True(first.IsRetired);
+        Assert.Null(first.CachedStock);
+        Assert.NotEqual(key, kept.Aes.Key);
+        Assert.True(first.KeyMemoryReleased);
+    }
+
+    [Fact]
+    public void A_stock_instance_is_lent_again_while_its_key_lasts_and_released_when_given_back_after_a_key_change()
+    {
+        byte[] key = Enumerable.Range(0, 16).Select(i => (byte)(0x90 + i)).ToArray();
+        KeyEpoch? current = new(key);
+        KeyEpoch first = current;
+
+        // The instance given back is the one the next caller gets (the slot is empty while it is out).
+        Aes lent;
+        using (StockLease earlier = KeyEpoch.RentStock(ref current, 128))
+        {
+            lent = earlier.Aes;
+        }
+
+        StockLease lease = KeyEpoch.RentStock(ref current, 128);
+        Aes held = lease.Aes;
+        Assert.Same(lent, held);
+        Assert.Null(first.CachedStock);
+        Assert.Equal(key, held.Key);
+
+        // The key changes while the instance is out; given back, it is disposed instead of kept by the retired epoch.
+        KeyEpoch.Replace(ref current, null);
+        lease.Dispose();
+        Assert.Null(first.CachedStock);
+        Assert.NotEqual(key, held.Key);
+        Assert.True(first.KeyMemoryReleased);
     }
 
     private static void AssertEveryOperationMatchesStock(CachedAes cached, Aes stock, byte[] plaintext)

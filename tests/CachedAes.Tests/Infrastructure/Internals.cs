@@ -29,6 +29,29 @@ internal static class Internals
         public int CachedCount(BlockCipherMode mode, bool encrypting) => KeyField(aes)?.CachedCount(mode, encrypting) ?? 0;
     }
 
+    extension(KeyEpoch epoch)
+    {
+        /// <summary>The stock instance the epoch keeps for CFB and the stock transforms, or null when none is cached.</summary>
+        public StockAes? CachedStock => StockField(epoch);
+
+        /// <summary>
+        /// True once the epoch's key memory has been released: the epoch is closed, nothing holds a reference to it any
+        /// more, and it owns its memory, which is exactly when <see cref="System.Runtime.InteropServices.SafeHandle"/> has
+        /// run <c>ReleaseHandle</c> (zeroed and freed the key). Read from the runtime's private state of the handle: its
+        /// low two bits are the closed and disposed flags, the rest the reference count.
+        /// </summary>
+        public bool KeyMemoryReleased => epoch.IsClosed && (SafeHandleState(epoch) >> 2) == 0 && SafeHandleOwnsHandle(epoch);
+    }
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_stock")]
+    private static extern ref StockAes? StockField(KeyEpoch epoch);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_state")]
+    private static extern ref int SafeHandleState(System.Runtime.InteropServices.SafeHandle handle);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_ownsHandle")]
+    private static extern ref bool SafeHandleOwnsHandle(System.Runtime.InteropServices.SafeHandle handle);
+
     [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_key")]
     private static extern ref KeyEpoch? KeyField(CachedAes aes);
 

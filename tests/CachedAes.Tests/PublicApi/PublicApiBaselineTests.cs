@@ -74,7 +74,7 @@ public sealed class PublicApiBaselineTests
         Assert.DoesNotContain(lines, l => l.Contains("HandleCreations", StringComparison.Ordinal));
         Assert.DoesNotContain(lines, l => l.Contains("PeekCachedHandle", StringComparison.Ordinal));
         Assert.DoesNotContain(lines, l => l.Contains("BlockCipher", StringComparison.Ordinal));
-        Assert.DoesNotContain(lines, l => l.Contains("KeyedHandles", StringComparison.Ordinal));
+        Assert.DoesNotContain(lines, l => l.Contains("KeyEpoch", StringComparison.Ordinal));
         Assert.DoesNotContain(lines, l => l.Contains("Handles", StringComparison.Ordinal));
     }
 
