@@ -4,6 +4,7 @@ using System.Linq;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Filters;
+using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Reports;
 using BenchmarkDotNet.Running;
 
@@ -35,6 +36,9 @@ internal static class Program
         typeof(KwpSteady),
         typeof(KwpSingle),
         typeof(Rfc3394Steady),
+        typeof(TransformShapes),
+        typeof(JweRoundTrip),
+        typeof(IdentityModelKeyWrap),
         typeof(DataProtectionRoundTrip),
     ];
 
@@ -43,18 +47,29 @@ internal static class Program
         List<string> rest = [.. args];
         bool full = Take(rest, "--full");
         bool inProcess = Take(rest, "--inprocess");
-        bool quick = Take(rest, "--quick") || (!full && rest.Count == 0);
+        bool net11 = !Take(rest, "--no-net11") && !inProcess;
+        string? jobName = TakeValue(rest, "--job") ?? TakeValue(rest, "-j");
+        // Quick unless --full or a selection of BenchmarkSwitcher's own (--filter, --list, ...): options such as
+        // --artifacts or --job keep the quick subset.
+        bool quick = Take(rest, "--quick") || (!full && !rest.Any(IsSelection));
         if (full && quick)
         {
             Console.Error.WriteLine("Use either --quick or --full, not both.");
             return 2;
         }
 
+        if (BenchmarkSetup.JobTemplate(jobName, quick) is not (Job template, string name))
+        {
+            Console.Error.WriteLine($"Unknown --job {jobName}: use short, medium, long, default or dry.");
+            return 2;
+        }
+
         ManualConfig config = BenchmarkSetup.CreateBaseConfig();
         config.AddJob(BenchmarkSetup.ToolchainMutator(inProcess));
+        config.AddJob([.. Runtimes.Jobs(template, name, net11)]);
+        config.AddFilter(new SimpleFilter(Net11OnlyAttribute.Includes));
         if (quick)
         {
-            config.AddJob(BenchmarkSetup.QuickJob());
             config.AddFilter(new SimpleFilter(QuickSubsetAttribute.Includes));
         }
 
@@ -68,7 +83,8 @@ internal static class Program
             Console.WriteLine(
                 $"// CachedAes backend: {probe.Backend}; {RuntimeInformation.FrameworkDescription}; " +
                 $"{RuntimeInformation.OSDescription} {RuntimeInformation.ProcessArchitecture}; " +
-                $"mode: {(quick ? "quick" : full ? "full" : "custom")}{(inProcess ? ", in-process" : string.Empty)}");
+                $"mode: {(quick ? "quick" : full ? "full" : "custom")}, job {name}{(inProcess ? ", in-process" : string.Empty)}; " +
+                (net11 ? $".NET 11 job on {Runtimes.Net11Dotnet}" : "no .NET 11 job"));
         }
 
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(BenchmarkTypes).Run([.. rest], config)];
@@ -82,6 +98,22 @@ internal static class Program
         return failed ? 1 : 0;
     }
 
+    private static bool IsSelection(string argument) =>
+        argument is "--filter" or "-f" or "--list" or "--help" or "--version" or "--info" or "--allCategories" or "--anyCategories";
+
     private static bool Take(List<string> args, string option) =>
         args.RemoveAll(a => string.Equals(a, option, StringComparison.OrdinalIgnoreCase)) > 0;
+
+    private static string? TakeValue(List<string> args, string option)
+    {
+        int at = args.FindIndex(a => string.Equals(a, option, StringComparison.OrdinalIgnoreCase));
+        if (at < 0 || at + 1 >= args.Count)
+        {
+            return null;
+        }
+
+        string value = args[at + 1];
+        args.RemoveRange(at, 2);
+        return value;
+    }
 }
