@@ -11,15 +11,18 @@ using BenchmarkDotNet.Running;
 namespace CachedCryptography.Benchmarks;
 
 /// <summary>
-/// CachedAes versus stock <c>Aes.Create()</c>.
+/// CachedAes versus stock <c>Aes.Create()</c>, every case on .NET 10 and on .NET 11.0.0 (<see cref="Runtimes"/>).
 /// <list type="bullet">
-/// <item>no arguments (or <c>--quick</c>): the cases of classes marked <see cref="QuickSubsetAttribute"/>, with a
-/// short job; under 4 minutes on 2 cores.</item>
-/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (an hour or more on 2 cores).</item>
-/// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>,
-/// <c>--job short</c>, <c>--artifacts DIR</c>.</item>
+/// <item>no arguments (or <c>--quick</c>, or only options such as <c>--artifacts</c>/<c>--job</c>): the cases of
+/// classes marked <see cref="QuickSubsetAttribute"/>, with a short job; about 6 minutes on 2 cores.</item>
+/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); with
+/// <c>--job short</c> about an hour and a half.</item>
+/// <item><c>--job short|medium|long|default|dry</c>: the job every case runs with, once per runtime.</item>
+/// <item><c>--no-net11</c>: the .NET 10 job only.</item>
 /// <item><c>--inprocess</c> (with any of the above): run in this process (InProcessEmitToolchain) instead of
-/// building and launching a separate benchmark process.</item>
+/// building and launching a separate benchmark process; .NET 10 only.</item>
+/// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>,
+/// <c>--artifacts DIR</c>.</item>
 /// </list>
 /// Extra arguments combine with <c>--quick</c>/<c>--full</c>, e.g. <c>--quick --filter *Kwp*</c> or
 /// <c>--full --job short</c>. BenchmarkDotNet prints one joined table; the short comparison comes last.
