@@ -69,16 +69,11 @@ public sealed class SelectionProcessTests
         AssertStock(report, "the stock path was forced by the AppContext switch CachedAes.UseStockImplementation");
     }
 
-    [Theory]
+    [EnvironmentTheory(Needs.Linux)]
     [InlineData("3")]
     [InlineData("1.1")]
     public void On_linux_the_runtime_openssl_override_is_followed_and_one_libcrypto_is_loaded(string version)
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return; // OpenSSL is the backend on Linux only
-        }
-
         // With "1.1" and no OpenSSL 1.1 installed, the runtime falls back to 3 and CachedAes must follow it, not the variable.
         ChildProcess.Report report = ChildProcess.RunSelectionReport(new Dictionary<string, string?> { ["CLR_OPENSSL_VERSION_OVERRIDE"] = version });
 

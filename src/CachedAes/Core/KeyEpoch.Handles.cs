@@ -84,30 +84,6 @@ internal sealed partial class KeyEpoch
             ? lease
             : RentAfterKeyChange(ref current, backend, keySizeBits, mode, encrypting);
 
-    /// <summary>
-    /// For a caller that holds a reference on this epoch (<see cref="TryAddRef"/>), such as a transform: a handle from this
-    /// epoch's slots, as <see cref="Rent"/> gives one; false once the epoch is retired (the caller then makes a handle of
-    /// its own with <see cref="CreateForHolder"/>).
-    /// </summary>
-    public bool TryRentForHolder(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
-    {
-        if (IsRetired)
-        {
-            lease = default;
-            return false;
-        }
-
-        return TryRent(mode, encrypting, backend, out lease);
-    }
-
-    /// <summary>
-    /// A handle of the caller's own with this epoch's key, for a caller that holds a reference on this epoch (so the key
-    /// is still readable after the epoch is retired). The caller releases it.
-    /// </summary>
-    /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
-    public BlockCipher CreateForHolder(BlockCipherMode mode, bool encrypting, CipherBackend backend) =>
-        backend.Create(mode, encrypting, DangerousKey);
-
     /// <summary>How many handles for <paramref name="mode"/> and direction are cached and not in use right now (a test seam).</summary>
     internal int CachedCount(BlockCipherMode mode, bool encrypting)
     {

@@ -75,18 +75,6 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     /// </summary>
     public static void Replace(ref KeyEpoch? current, KeyEpoch? next) => Interlocked.Exchange(ref current, next)?.Retire();
 
-    /// <summary>
-    /// Whether this epoch's key is <paramref name="key"/>, compared in constant time (only the lengths are compared
-    /// openly). The caller holds a reference (<see cref="TryAddRef"/>).
-    /// </summary>
-    public bool HasKey(ReadOnlySpan<byte> key) => key.Length == _length && CryptographicOperations.FixedTimeEquals(key, DangerousKey);
-
-    /// <summary>
-    /// Retires an epoch that no instance ever held, such as the one a transform made for a key of its own. Called once,
-    /// by its owner.
-    /// </summary>
-    public void RetireOwned() => Retire();
-
     /// <summary>Takes a reference that keeps the key readable; false if the epoch is already released.</summary>
     public bool TryAddRef()
     {

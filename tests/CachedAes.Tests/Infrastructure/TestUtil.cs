@@ -6,7 +6,6 @@ namespace CachedCryptography.Tests.Infrastructure;
 /// <summary>Small helpers shared by the core tests.</summary>
 internal static class TestUtil
 {
-    public const string ConcurrencyMessage = "Concurrent operations from multiple threads on this type are not supported.";
     public const string IncompleteBlockMessage = "The input data is not a complete block.";
     public const string BadPaddingMessage = "Padding is invalid and cannot be removed.";
     public const string DestinationTooShortMessage = "Destination is too short.";

@@ -241,9 +241,13 @@ public sealed class KeyWrapDifferentialTests
         Assert.True(expected.Equals(actual), $"stock: {expected}\n {subject}: {actual}");
     }
 
+    /// <summary>
+    /// CachedAes promises that no call fails because of another thread (and the core behind the base class makes its
+    /// own ECB transform per call): every concurrent wrap and unwrap must succeed with stock's bytes.
+    /// </summary>
     [Theory]
     [MemberData(nameof(Subjects))]
-    public void Concurrent_wraps_on_one_instance_either_match_stock_or_throw_the_documented_exception(Subject subject)
+    public void Concurrent_wraps_on_one_instance_all_match_stock_and_none_throws(Subject subject)
     {
         byte[] key = Enumerable.Range(0, 32).Select(i => (byte)(i * 11)).ToArray();
         byte[] plaintext = Enumerable.Range(0, 256).Select(i => (byte)i).ToArray();
@@ -255,9 +259,8 @@ public sealed class KeyWrapDifferentialTests
 
         const int Threads = 4;
         const int Iterations = 150;
-        int successes = 0;
-        int rejections = 0;
-        var unexpected = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        int correct = 0;
+        var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
         using var start = new Barrier(Threads);
 
         Thread[] threads = Enumerable.Range(0, Threads).Select(t => new Thread(() =>
@@ -273,32 +276,34 @@ public sealed class KeyWrapDifferentialTests
                     // Half the threads wrap and half unwrap, so both cached directions are contended.
                     if (t % 2 == 0)
                     {
+                        wrapDestination.AsSpan().Clear();
                         tested.EncryptKeyWrapPadded(plaintext, wrapDestination);
 
                         if (!wrapDestination.AsSpan().SequenceEqual(expectedWrap))
                         {
-                            unexpected.Enqueue($"thread {t}: wrong wrap {Convert.ToHexString(wrapDestination)}");
+                            failures.Enqueue($"thread {t}, call {i}: wrong wrap {Convert.ToHexString(wrapDestination)}");
+                            continue;
                         }
                     }
                     else
                     {
+                        unwrapDestination.AsSpan().Clear();
                         int written = tested.DecryptKeyWrapPadded(expectedWrap, unwrapDestination);
 
-                        if (!unwrapDestination.AsSpan(0, written).SequenceEqual(plaintext))
+                        if (written != plaintext.Length || !unwrapDestination.AsSpan(0, written).SequenceEqual(plaintext))
                         {
-                            unexpected.Enqueue($"thread {t}: wrong unwrap");
+                            failures.Enqueue($"thread {t}, call {i}: wrong unwrap ({written} bytes)");
+                            continue;
                         }
                     }
 
-                    Interlocked.Increment(ref successes);
+                    Interlocked.Increment(ref correct);
                 }
-                catch (CryptographicException e) when (e.Message == TestUtil.ConcurrencyMessage)
-                {
-                    Interlocked.Increment(ref rejections);
-                }
+#pragma warning disable CA1031 // every exception is a failure here, recorded with its type and message
                 catch (Exception e)
+#pragma warning restore CA1031
                 {
-                    unexpected.Enqueue($"thread {t}: {e.GetType().Name}: {e.Message}");
+                    failures.Enqueue($"thread {t}, call {i}: {e.GetType().Name}: {e.Message}");
                 }
             }
         })).ToArray();
@@ -313,9 +318,8 @@ public sealed class KeyWrapDifferentialTests
             thread.Join();
         }
 
-        Assert.True(unexpected.IsEmpty, string.Join('\n', unexpected.Take(10)));
-        Assert.Equal(Threads * Iterations, successes + rejections);
-        Assert.True(successes > 0);
+        Assert.True(failures.IsEmpty, $"{failures.Count} failed calls:\n" + string.Join('\n', failures.Take(10)));
+        Assert.Equal(Threads * Iterations, correct);
 
         // The instance still works afterwards.
         Assert.Equal(expectedWrap, tested.EncryptKeyWrapPadded(plaintext));
