@@ -7,7 +7,7 @@
 #   bash scripts/benchmark-report.sh [--quick | --full] [--no-breakdown] [--label TEXT] [--baseline FILE]
 #                                    [-- BenchmarkDotNet args]
 #
-#   --quick (default)  the suite's quick mode (about 6 minutes), plus the breakdown (~5 min)
+#   --quick (default)  the suite's quick mode (about 5 minutes), plus the breakdown (~5 min)
 #   --full             every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); add
 #                      `-- --job short` for every benchmark with the short job instead (about 1.5 hours)
 #   --no-breakdown     skip the callgrind breakdown (the report then says it was not measured)

@@ -14,7 +14,7 @@ namespace CachedCryptography.Benchmarks;
 /// CachedAes versus stock <c>Aes.Create()</c>, every case on .NET 10 and on .NET 11.0.0 (<see cref="Runtimes"/>).
 /// <list type="bullet">
 /// <item>no arguments (or <c>--quick</c>, or only options such as <c>--artifacts</c>/<c>--job</c>): the cases of
-/// classes marked <see cref="QuickSubsetAttribute"/>, with a short job; about 6 minutes on 2 cores.</item>
+/// classes marked <see cref="QuickSubsetAttribute"/>, with a short job; about 5 minutes on 2 cores.</item>
 /// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); with
 /// <c>--job short</c> about an hour and a half.</item>
 /// <item><c>--job short|medium|long|default|dry</c>: the job every case runs with, once per runtime.</item>
