@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# One command for the benchmark report: runs the native floor, the layer breakdown and the BenchmarkDotNet suite,
-# then writes docs/benchmarks.md and the chart docs/benchmarks.png (made with gnuplot from BenchmarkDotNet's JSON
-# export). Commit both; the README shows the chart.
+# One command for the benchmark report: runs the layer breakdown and the BenchmarkDotNet suite (every case on .NET 10
+# and on .NET 11.0.0, with the native floor measured as rows of the same run), then writes docs/benchmarks.md and the
+# chart docs/benchmarks.png (made with gnuplot from BenchmarkDotNet's JSON export). Commit both; the README shows the
+# chart. The README's numbers table is written to artifacts/benchmark-report/readme-table.md from the same numbers.
 #
 #   bash scripts/benchmark-report.sh [--quick | --full] [--no-breakdown] [--label TEXT] [--baseline FILE]
 #                                    [-- BenchmarkDotNet args]
 #
-#   --quick (default)  the suite's quick mode (about 4 minutes), plus the floor (~30 s) and the breakdown (~5 min)
-#   --full             every benchmark with BenchmarkDotNet's default job (hours on 2 cores); add `-- --job short`
-#                      for every benchmark with the short job instead
+#   --quick (default)  the suite's quick mode (about 5 minutes), plus the breakdown (~5 min)
+#   --full             every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); add
+#                      `-- --job short` for every benchmark with the short job instead (about 1.5 hours)
 #   --no-breakdown     skip the callgrind breakdown (the report then says it was not measured)
 #   --label TEXT       a line at the top of the report and in the chart title (e.g. "trial run on a busy machine")
 #   --baseline FILE    an earlier run's results (docs/benchmarks.json, which every run writes next to the report):
 #                      adds "CachedAes before" columns and the target "no CachedAes case slower than before"
-#   -- ARGS            passed to the benchmark program, e.g. `-- --filter '*Steady*'`
+#   -- ARGS            passed to the benchmark program, e.g. `-- --filter '*Steady*'`, `-- --no-net11`
 #
 # Environment: BENCHMARK_REPORT_DIR (default docs) for the outputs (benchmarks.md, .png, and .json: the
 # BenchmarkDotNet export the page was made from, for a later --baseline); the intermediate files go to
 # artifacts/benchmark-report/ (BenchmarkDotNet's own results and log under bdn/).
-# Tools: the .NET SDK, python3, gnuplot, a C compiler with OpenSSL's headers, valgrind. Missing Debian packages
-# (python3, gnuplot-nox, gcc, libc6-dev, libssl-dev, valgrind) are installed with apt-get when running as root.
+# Tools: the .NET SDK (the suite lays out the .NET 11 runtime itself, from NuGet), python3, gnuplot, and for the
+# breakdown a C compiler with OpenSSL's headers and valgrind. Missing Debian packages (python3, gnuplot-nox; gcc,
+# libc6-dev, libssl-dev, valgrind) are installed with apt-get when running as root.
+# The load average before and after the suite goes into the report: run it on a quiet machine.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,38 +75,40 @@ load() { cut -d' ' -f1 /proc/loadavg; }
   echo "os=$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || uname -s)"
   echo "kernel=$(uname -r)"
   echo "libcrypto=$(ldconfig -p 2>/dev/null | awk '/libcrypto\.so\.3 / { print $NF; exit }')"
+  echo "openssl=$(python3 -c 'import ctypes; c = ctypes.CDLL("libcrypto.so.3"); c.OpenSSL_version.restype = ctypes.c_char_p; print(c.OpenSSL_version(0).decode())' 2>/dev/null || echo unknown)"
   echo "load_before=$(load)"
   if [ -n "$baseline" ]; then echo "baseline_note=$baseline, copied at the start of this run"; fi
 } >"$work/env.txt"
 
-echo "== 1/4 native floor" >&2
-bash benchmarks/native-floor/floor.sh --out "$work/floor.csv"
-
 if [ "$breakdown" = 1 ]; then
-  echo "== 2/4 layer breakdown (callgrind)" >&2
+  echo "== 1/3 layer breakdown (callgrind)" >&2
   bash benchmarks/CachedAes.Breakdown/breakdown.sh --out "$work/breakdown.csv"
 else
-  echo "== 2/4 layer breakdown: skipped (--no-breakdown)" >&2
+  echo "== 1/3 layer breakdown: skipped (--no-breakdown)" >&2
 fi
 
-echo "== 3/4 BenchmarkDotNet suite ($mode)" >&2
+echo "== 2/3 BenchmarkDotNet suite ($mode), .NET 10 and .NET 11, with the native floor" >&2
+echo "load_before_suite=$(load)" >>"$work/env.txt"
+started=$(date +%s)
 set +e
 dotnet run -c Release --project benchmarks/CachedAes.Benchmarks -- "$mode" --artifacts "$work/bdn" "${bdn_args[@]}" \
   2>&1 | tee "$work/benchmarks.log"
 suite_status=${PIPESTATUS[0]}
 set -e
 echo "load_after=$(load)" >>"$work/env.txt"
+elapsed=$(( $(date +%s) - started ))
+echo "suite_time=$((elapsed / 60)) min $((elapsed % 60)) s (build included)" >>"$work/env.txt"
 if [ "$suite_status" -ne 0 ]; then
   echo "benchmark-report.sh: the suite exited with $suite_status (a benchmark failed its check or had no result;" \
     "the report marks those rows and the short comparison above says why)" >&2
 fi
 
-echo "== 4/4 report and chart" >&2
+echo "== 3/3 report and chart" >&2
 python3 scripts/benchmark_report.py --work "$work" --out "$out_dir/benchmarks.md" --chart "$out_dir/benchmarks.png" \
   --label "$label" "${baseline_args[@]}"
 export_json=$(ls -t "$work"/bdn/results/*-report-brief.json 2>/dev/null | head -n 1)
 if [ -n "$export_json" ]; then cp "$export_json" "$out_dir/benchmarks.json"; fi
 # The chart's data and gnuplot script stay with the intermediate files.
 mv -f "$out_dir/benchmarks.dat" "$out_dir/benchmarks.gp" "$work/" 2>/dev/null || true
-echo "benchmark-report.sh: wrote $out_dir/benchmarks.md, .png and .json" >&2
+echo "benchmark-report.sh: wrote $out_dir/benchmarks.md, .png and .json; the README table: $work/readme-table.md" >&2
 exit "$suite_status"

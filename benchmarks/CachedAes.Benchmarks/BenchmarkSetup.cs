@@ -90,6 +90,22 @@ internal static class BenchmarkSetup
         ]).AsMutator();
 
     /// <summary>
+    /// The job every case runs with (once per runtime, see <see cref="Runtimes.Jobs"/>) and its name: <c>--job
+    /// short|medium|long|default|dry</c> picks BenchmarkDotNet's preset; without it, the quick job in the quick mode and
+    /// BenchmarkDotNet's default job otherwise. Null for an unknown name.
+    /// </summary>
+    public static (Job Template, string Name)? JobTemplate(string? name, bool quick) => name?.ToUpperInvariant() switch
+    {
+        null => quick ? (QuickJob(), "Quick") : (Job.Default, "Default"),
+        "SHORT" or "SHORTRUN" => (Job.ShortRun, "ShortRun"),
+        "MEDIUM" or "MEDIUMRUN" => (Job.MediumRun, "MediumRun"),
+        "LONG" or "LONGRUN" => (Job.LongRun, "LongRun"),
+        "DEFAULT" => (Job.Default, "Default"),
+        "DRY" => (Job.Dry, "Dry"),
+        _ => null,
+    };
+
+    /// <summary>
     /// A short job for the quick mode: one process per case, 3 warmup and 8 measured iterations of about 100 ms
     /// each. Good enough to read ratios of 1.2x or more; use the full mode for publishable numbers.
     /// </summary>

@@ -20,11 +20,25 @@ public abstract class EcbCbcBenchmarkBase : InstanceBenchmarkBase<CipherWorkload
     private protected override CipherWorkload CreateWorkload() => new(Operation, Size);
 }
 
-/// <summary>Steady: one keyed instance reused across invocations; span overloads into a preallocated destination.</summary>
-[QuickSubset(nameof(Size), 16, 1024, 16384)]
+/// <summary>
+/// Steady: one keyed instance reused across invocations; span overloads into a preallocated destination. The third row
+/// of each case is the native floor of the same work (<see cref="NativeFloor"/>), measured in the same kind of process.
+/// </summary>
+[QuickSubset(nameof(Size), 16)]
 public class EcbCbcSteady : EcbCbcBenchmarkBase
 {
+    private NativeFloor? _floor;
+
     private protected override bool ReusesInstance => true;
+
+    /// <summary>Keys the floor's context and checks its output against stock's.</summary>
+    [GlobalSetup(Target = nameof(Floor))]
+    public void SetupFloor()
+    {
+        CipherCase call = new(Operation, Size);
+        _floor = NativeFloor.ForCipher(call);
+        _floor.Verify(call.Encrypting ? call.Ciphertext : call.PaddedPlaintext, $"{Operation} of {Size} bytes");
+    }
 
     /// <summary>Stock <c>Aes.Create()</c> instance (baseline).</summary>
     [Benchmark(Baseline = true)]
@@ -33,12 +47,31 @@ public class EcbCbcSteady : EcbCbcBenchmarkBase
     /// <summary>CachedAes instance.</summary>
     [Benchmark]
     public int Cached() => Workload.Run(Instance!);
+
+    /// <summary>The native floor: the same libcrypto work through the cheapest P/Invoke (padding excluded).</summary>
+    [Benchmark]
+    public int Floor() => _floor!.Run();
 }
 
-/// <summary>Single: new instance, set the key, one span one-shot, dispose.</summary>
+/// <summary>
+/// Single: new instance, set the key, one span one-shot, dispose. The third row is stock's own native per-call
+/// sequence (<see cref="NativeStockSequence"/>) through the cheapest P/Invoke.
+/// </summary>
 [QuickSubset(nameof(Size), 16)]
+[QuickSubset(nameof(Operation), CipherOperation.EncryptCbc, CipherOperation.DecryptCbc)]
 public class EcbCbcSingle : EcbCbcBenchmarkBase
 {
+    private NativeStockSequence? _sequence;
+
+    /// <summary>Prepares stock's native sequence and checks its output against stock's.</summary>
+    [GlobalSetup(Target = nameof(StockNativeSequence))]
+    public void SetupStockNativeSequence()
+    {
+        CipherCase call = new(Operation, Size);
+        _sequence = new NativeStockSequence(call);
+        _sequence.Verify(call.Encrypting ? call.Ciphertext : call.PaddedPlaintext, $"{Operation} of {Size} bytes");
+    }
+
     /// <summary>Stock <c>Aes.Create()</c> (baseline).</summary>
     [Benchmark(Baseline = true)]
     public int Stock() => RunOnNewInstance(cached: false, calls: 1);
@@ -46,6 +79,10 @@ public class EcbCbcSingle : EcbCbcBenchmarkBase
     /// <summary>CachedAes.</summary>
     [Benchmark]
     public int Cached() => RunOnNewInstance(cached: true, calls: 1);
+
+    /// <summary>Stock's native per-call sequence (new context, init, key, update, final, free), no managed work.</summary>
+    [Benchmark]
+    public int StockNativeSequence() => _sequence!.Run();
 }
 
 /// <summary>Twice: new instance, set the key, two span one-shots, dispose.</summary>

@@ -16,11 +16,24 @@ public abstract class KwpBenchmarkBase : InstanceBenchmarkBase<KeyWrapWorkload>
     private protected override KeyWrapWorkload CreateWorkload() => new(Operation, Length);
 }
 
-/// <summary>Steady: one keyed instance reused across invocations; span overloads into a preallocated destination.</summary>
+/// <summary>
+/// Steady: one keyed instance reused across invocations; span overloads into a preallocated destination. The third row
+/// of each case is the native floor (<see cref="NativeFloor"/>: one libcrypto update per AES step).
+/// </summary>
 [QuickSubset(nameof(Length), 32)]
 public class KwpSteady : KwpBenchmarkBase
 {
+    private NativeFloor? _floor;
+
     private protected override bool ReusesInstance => true;
+
+    /// <summary>Keys the floor's ECB context and checks its output against stock's.</summary>
+    [GlobalSetup(Target = nameof(Floor))]
+    public void SetupFloor() => _floor = new KeyWrapWorkload(Operation, Length).CreateFloor();
+
+    /// <summary>The native floor: RFC 5649 over one ECB context, one update per AES step through the cheapest P/Invoke.</summary>
+    [Benchmark]
+    public int Floor() => _floor!.Run();
 
     /// <summary>Stock <c>Aes.Create()</c> instance (baseline).</summary>
     [Benchmark(Baseline = true)]

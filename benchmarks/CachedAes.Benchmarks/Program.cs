@@ -4,21 +4,25 @@ using System.Linq;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Filters;
+using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Reports;
 using BenchmarkDotNet.Running;
 
 namespace CachedCryptography.Benchmarks;
 
 /// <summary>
-/// CachedAes versus stock <c>Aes.Create()</c>.
+/// CachedAes versus stock <c>Aes.Create()</c>, every case on .NET 10 and on .NET 11.0.0 (<see cref="Runtimes"/>).
 /// <list type="bullet">
-/// <item>no arguments (or <c>--quick</c>): the cases of classes marked <see cref="QuickSubsetAttribute"/>, with a
-/// short job; under 4 minutes on 2 cores.</item>
-/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (an hour or more on 2 cores).</item>
-/// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>,
-/// <c>--job short</c>, <c>--artifacts DIR</c>.</item>
+/// <item>no arguments (or <c>--quick</c>, or only options such as <c>--artifacts</c>/<c>--job</c>): the cases of
+/// classes marked <see cref="QuickSubsetAttribute"/>, with a short job; about 5 minutes on 2 cores.</item>
+/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); with
+/// <c>--job short</c> about an hour and a half.</item>
+/// <item><c>--job short|medium|long|default|dry</c>: the job every case runs with, once per runtime.</item>
+/// <item><c>--no-net11</c>: the .NET 10 job only.</item>
 /// <item><c>--inprocess</c> (with any of the above): run in this process (InProcessEmitToolchain) instead of
-/// building and launching a separate benchmark process.</item>
+/// building and launching a separate benchmark process; .NET 10 only.</item>
+/// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>,
+/// <c>--artifacts DIR</c>.</item>
 /// </list>
 /// Extra arguments combine with <c>--quick</c>/<c>--full</c>, e.g. <c>--quick --filter *Kwp*</c> or
 /// <c>--full --job short</c>. BenchmarkDotNet prints one joined table; the short comparison comes last.
@@ -35,6 +39,9 @@ internal static class Program
         typeof(KwpSteady),
         typeof(KwpSingle),
         typeof(Rfc3394Steady),
+        typeof(TransformShapes),
+        typeof(JweRoundTrip),
+        typeof(IdentityModelKeyWrap),
         typeof(DataProtectionRoundTrip),
     ];
 
@@ -43,18 +50,29 @@ internal static class Program
         List<string> rest = [.. args];
         bool full = Take(rest, "--full");
         bool inProcess = Take(rest, "--inprocess");
-        bool quick = Take(rest, "--quick") || (!full && rest.Count == 0);
+        bool net11 = !Take(rest, "--no-net11") && !inProcess;
+        string? jobName = TakeValue(rest, "--job") ?? TakeValue(rest, "-j");
+        // Quick unless --full or a selection of BenchmarkSwitcher's own (--filter, --list, ...): options such as
+        // --artifacts or --job keep the quick subset.
+        bool quick = Take(rest, "--quick") || (!full && !rest.Any(IsSelection));
         if (full && quick)
         {
             Console.Error.WriteLine("Use either --quick or --full, not both.");
             return 2;
         }
 
+        if (BenchmarkSetup.JobTemplate(jobName, quick) is not (Job template, string name))
+        {
+            Console.Error.WriteLine($"Unknown --job {jobName}: use short, medium, long, default or dry.");
+            return 2;
+        }
+
         ManualConfig config = BenchmarkSetup.CreateBaseConfig();
         config.AddJob(BenchmarkSetup.ToolchainMutator(inProcess));
+        config.AddJob([.. Runtimes.Jobs(template, name, net11)]);
+        config.AddFilter(new SimpleFilter(Net11OnlyAttribute.Includes));
         if (quick)
         {
-            config.AddJob(BenchmarkSetup.QuickJob());
             config.AddFilter(new SimpleFilter(QuickSubsetAttribute.Includes));
         }
 
@@ -68,7 +86,8 @@ internal static class Program
             Console.WriteLine(
                 $"// CachedAes backend: {probe.Backend}; {RuntimeInformation.FrameworkDescription}; " +
                 $"{RuntimeInformation.OSDescription} {RuntimeInformation.ProcessArchitecture}; " +
-                $"mode: {(quick ? "quick" : full ? "full" : "custom")}{(inProcess ? ", in-process" : string.Empty)}");
+                $"mode: {(quick ? "quick" : full ? "full" : "custom")}, job {name}{(inProcess ? ", in-process" : string.Empty)}; " +
+                (net11 ? $".NET 11 job on {Runtimes.Net11Dotnet}" : "no .NET 11 job"));
         }
 
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(BenchmarkTypes).Run([.. rest], config)];
@@ -82,6 +101,22 @@ internal static class Program
         return failed ? 1 : 0;
     }
 
+    private static bool IsSelection(string argument) =>
+        argument is "--filter" or "-f" or "--list" or "--help" or "--version" or "--info" or "--allCategories" or "--anyCategories";
+
     private static bool Take(List<string> args, string option) =>
         args.RemoveAll(a => string.Equals(a, option, StringComparison.OrdinalIgnoreCase)) > 0;
+
+    private static string? TakeValue(List<string> args, string option)
+    {
+        int at = args.FindIndex(a => string.Equals(a, option, StringComparison.OrdinalIgnoreCase));
+        if (at < 0 || at + 1 >= args.Count)
+        {
+            return null;
+        }
+
+        string value = args[at + 1];
+        args.RemoveRange(at, 2);
+        return value;
+    }
 }

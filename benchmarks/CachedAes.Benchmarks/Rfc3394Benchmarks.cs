@@ -1,4 +1,5 @@
 using System;
+using System.Security.Cryptography;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
 using CachedCryptography.Tests;
@@ -16,18 +17,23 @@ public enum Rfc3394Operation
 }
 
 /// <summary>
-/// RFC 3394 Steady: one keyed instance reused, span overloads into a preallocated destination, against OpenSSL's own
-/// <c>AES-256-WRAP</c> cipher on a context keyed once and reused (.NET 10 has no stock RFC 3394 API to compare with).
-/// Linux only: the baseline is libcrypto.so.3, through the tests' OpenSSL reference (<see cref="OpenSslKeyWrap"/>, a
-/// source file linked from tests/CachedAes.Tests/KeyWrap).
+/// RFC 3394 Steady: one keyed instance reused, span overloads into a preallocated destination. Rows: OpenSSL's own
+/// <c>AES-256-WRAP</c> cipher on a context keyed once and reused (the baseline, through the tests' OpenSSL reference
+/// <see cref="OpenSslKeyWrap"/>, a source file linked from tests/CachedAes.Tests/KeyWrap); CachedAes; the native floor
+/// (<see cref="NativeFloor"/>: RFC 3394 over one ECB context, one update per AES step); and, in the .NET 11 job only,
+/// stock .NET 11's <c>Aes.EncryptKeyWrap</c>/<c>DecryptKeyWrap</c> (.NET 10 has no RFC 3394). On .NET 11 CachedAes is
+/// called as a net11.0 app calls it, through <c>Aes</c>'s own members, which run CachedAes's cores. Linux only.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
 [OperatingSystemsFilter(true, OS.Linux)]
+[QuickSubset(nameof(Length), 32)]
+[Net11Only(nameof(Stock))]
 public class Rfc3394Steady
 {
-    private CachedAes? _aes;
+    private Aes? _aes;
     private OpenSslKeyWrap.Context? _openSsl;
+    private NativeFloor? _floor;
     private byte[] _input = [];
     private byte[] _expected = [];
     private byte[] _destination = [];
@@ -52,20 +58,29 @@ public class Rfc3394Steady
         }
     }
 
-    /// <summary>Keys one CachedAes instance and checks it against OpenSSL.</summary>
+    /// <summary>Keys one CachedAes instance and checks what is measured against OpenSSL.</summary>
     [GlobalSetup(Target = nameof(Cached))]
-    public void SetupCached()
+    public void SetupCached() => SetupInstance(CachedAes.Create());
+
+    /// <summary>Keys one stock instance (.NET 11) and checks what is measured against OpenSSL.</summary>
+    [GlobalSetup(Target = nameof(Stock))]
+    public void SetupStock() => SetupInstance(Aes.Create());
+
+    /// <summary>Keys the floor's ECB context and checks its output against OpenSSL's.</summary>
+    [GlobalSetup(Target = nameof(Floor))]
+    public void SetupFloor()
     {
         Prepare();
-        _aes = CachedAes.Create();
-        _aes.SetKey(TestData.Key);
+        _floor = NativeFloor.ForKeyWrap(Operation == Rfc3394Operation.EncryptKeyWrap, padded: false, _input);
+        _floor.Verify(_expected, $"RFC 3394 {Operation} of {Length} bytes");
     }
 
-    /// <summary>Frees the context or the instance.</summary>
+    /// <summary>Frees the context, the floor or the instance.</summary>
     [GlobalCleanup]
     public void Cleanup()
     {
         _openSsl?.Dispose();
+        _floor?.Dispose();
         _aes?.Dispose();
     }
 
@@ -77,15 +92,56 @@ public class Rfc3394Steady
 
     /// <summary>CachedAes's RFC 3394 on its cached ECB handle.</summary>
     [Benchmark]
-    public int Cached()
+    public int Cached() => Run((CachedAes)_aes!);
+
+    /// <summary>Stock .NET 11's RFC 3394 (the .NET 11 job only).</summary>
+    [Benchmark]
+    public int Stock() => RunStock(_aes!);
+
+    /// <summary>The native floor: RFC 3394 over one ECB context, one update per AES step through the cheapest P/Invoke.</summary>
+    [Benchmark]
+    public int Floor() => _floor!.Run();
+
+    // On .NET 10 the members are CachedAes's own; on .NET 11 they are Aes's (CachedAes overrides the cores), so this
+    // compiles to the call a net11.0 app makes.
+    private int Run(CachedAes aes)
     {
         if (Operation == Rfc3394Operation.EncryptKeyWrap)
         {
-            _aes!.EncryptKeyWrap(_input, _destination.AsSpan(0, _input.Length + 8));
+            aes.EncryptKeyWrap(_input, _destination.AsSpan(0, _input.Length + 8));
             return _input.Length + 8;
         }
 
-        return _aes!.DecryptKeyWrap(_input, _destination);
+        return aes.DecryptKeyWrap(_input, _destination);
+    }
+
+#if NET11_0_OR_GREATER
+    private int RunStock(Aes aes)
+    {
+        if (Operation == Rfc3394Operation.EncryptKeyWrap)
+        {
+            aes.EncryptKeyWrap(_input, _destination.AsSpan(0, _input.Length + 8));
+            return _input.Length + 8;
+        }
+
+        return aes.DecryptKeyWrap(_input, _destination);
+    }
+#else
+    private static int RunStock(Aes aes) => throw new PlatformNotSupportedException(
+        $"{aes.GetType().Name}: .NET 10 has no RFC 3394; this case runs in the .NET 11 job only ({nameof(Net11OnlyAttribute)}).");
+#endif
+
+    private void SetupInstance(Aes aes)
+    {
+        Prepare();
+        aes.SetKey(TestData.Key);
+        _aes = aes;
+        Array.Clear(_destination);
+        int written = aes is CachedAes cached ? Run(cached) : RunStock(aes);
+        if (!_destination.AsSpan(0, written).SequenceEqual(_expected))
+        {
+            throw BenchmarkCheck.Failure($"{aes.GetType().Name} gives a wrong RFC 3394 {Operation} of {Length} bytes.");
+        }
     }
 
     // Inputs for the current parameters, and a check, with both implementations on fresh state, that they agree

@@ -14,7 +14,11 @@ namespace CachedCryptography.Benchmarks;
 /// plus workers started once in the global setup), so Mean is wall time per operation: with two threads that
 /// scale perfectly it is half the one-thread Mean. Each thread has its own input and destination buffers.
 /// Every method's global setup first runs a contended check (each thread 20,000 calls, started together, every
-/// output compared with stock's) and fails the benchmark, with the counts, if any call threw or returned wrong bytes.
+/// output compared with stock's). A CachedAes method fails the benchmark, with the counts, if any call threw or returned
+/// wrong bytes. A stock method is measured anyway and its counts are reported (<see cref="ExceptionCount"/> lines in
+/// the log, which the short comparison and the report collect): stock .NET 11 throws on an instance used by two
+/// threads at once, so <see cref="SharedStock"/> counts the <see cref="CryptographicException"/>s of its measured calls
+/// too, and its time per call includes them.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
@@ -33,6 +37,8 @@ public class EcbCbcShared
     private Aes? _shared;
     private ThreadLocal<Aes>? _perThread;
     private Action<int>? _body;
+    private long _invocations;
+    private long _exceptions;
 
     /// <summary>ECB or CBC encrypt of 16 B (a 32 B, two-block operation with PKCS7).</summary>
     [Params(CipherOperation.EncryptEcb, CipherOperation.EncryptCbc)]
@@ -62,10 +68,16 @@ public class EcbCbcShared
     [GlobalSetup(Target = nameof(NewStockPerCall))]
     public void SetupNewStockPerCall() => Setup(nameof(NewStockPerCall));
 
-    /// <summary>Stops the workers and disposes the instances.</summary>
+    /// <summary>Reports the measured calls' exceptions, stops the workers and disposes the instances.</summary>
     [GlobalCleanup]
     public void Cleanup()
     {
+        if (_invocations > 0)
+        {
+            ExceptionCount.Report(nameof(EcbCbcShared), Method, $"Operation={Operation}&Threads={Threads}", "benchmark",
+                _invocations * OperationsPerInvoke, Interlocked.Read(ref _exceptions), wrong: null, first: null);
+        }
+
         _crew?.Dispose();
         _shared?.Dispose();
         if (_perThread is not null)
@@ -79,25 +91,37 @@ public class EcbCbcShared
         }
     }
 
-    /// <summary>One stock <c>Aes.Create()</c> instance shared by every thread, no lock (baseline; stock allows it).</summary>
+    /// <summary>
+    /// One stock <c>Aes.Create()</c> instance shared by every thread, no lock (baseline). Stock .NET 10 allows it;
+    /// stock .NET 11 throws on overlapping calls, which are counted (<see cref="ExceptionCount"/>), not rethrown.
+    /// </summary>
     [Benchmark(Baseline = true, OperationsPerInvoke = OperationsPerInvoke)]
-    public void SharedStock() => _crew!.Run(_body!);
+    public void SharedStock() => RunRound();
 
     /// <summary>One CachedAes shared by every thread, no lock.</summary>
     [Benchmark(OperationsPerInvoke = OperationsPerInvoke)]
-    public void SharedCached() => _crew!.Run(_body!);
+    public void SharedCached() => RunRound();
 
     /// <summary>One CachedAes shared by every thread behind a <c>lock</c>.</summary>
     [Benchmark(OperationsPerInvoke = OperationsPerInvoke)]
-    public void LockedCached() => _crew!.Run(_body!);
+    public void LockedCached() => RunRound();
 
     /// <summary>A stock instance per thread from a <see cref="ThreadLocal{T}"/>.</summary>
     [Benchmark(OperationsPerInvoke = OperationsPerInvoke)]
-    public void ThreadLocalStock() => _crew!.Run(_body!);
+    public void ThreadLocalStock() => RunRound();
 
     /// <summary>A new stock instance per call: <c>Aes.Create()</c>, set the key, one call, dispose.</summary>
     [Benchmark(OperationsPerInvoke = OperationsPerInvoke)]
-    public void NewStockPerCall() => _crew!.Run(_body!);
+    public void NewStockPerCall() => RunRound();
+
+    // The method being measured in this process (each process measures one), for the exception report.
+    private string Method { get; set; } = string.Empty;
+
+    private void RunRound()
+    {
+        _invocations++;
+        _crew!.Run(_body!);
+    }
 
     private void Setup(string method)
     {
@@ -117,12 +141,30 @@ public class EcbCbcShared
             _spacers[i] = new byte[128];
         }
 
+        Method = method;
         Func<int, Aes> instance = CreateInstanceSource(method);
         _crew = new ThreadCrew(Threads);
         Check(method, instance);
 
         int share = OperationsPerInvoke / Threads;
-        _body = method == nameof(LockedCached)
+        _body = method == nameof(SharedStock)
+            ? thread =>
+            {
+                CipherWorkload workload = _workloads[thread];
+                Aes aes = instance(thread);
+                for (int i = 0; i < share; i++)
+                {
+                    try
+                    {
+                        workload.Run(aes);
+                    }
+                    catch (CryptographicException)
+                    {
+                        Interlocked.Increment(ref _exceptions);
+                    }
+                }
+            }
+            : method == nameof(LockedCached)
             ? thread =>
             {
                 CipherWorkload workload = _workloads[thread];
@@ -235,7 +277,10 @@ public class EcbCbcShared
             }
         });
 
-        if (threw != 0 || wrong != 0)
+        ExceptionCount.Report(nameof(EcbCbcShared), method, $"Operation={Operation}&Threads={Threads}", "check",
+            Threads * CheckCallsPerThread, threw, wrong, firstException);
+        bool stock = method is nameof(SharedStock) or nameof(ThreadLocalStock) or nameof(NewStockPerCall);
+        if ((threw != 0 || wrong != 0) && !stock)
         {
             throw BenchmarkCheck.Failure(
                 $"{nameof(EcbCbcShared)}.{method} ({Operation}, {Threads} threads): " +
@@ -382,6 +427,22 @@ internal sealed class ThreadCrew : IDisposable
             Interlocked.Decrement(ref _running);
         }
     }
+}
+
+/// <summary>
+/// Exceptions counted by a benchmark that measures calls which may throw (stock .NET 11 on a shared instance): one line
+/// per count in the benchmark process's output, which BenchmarkDotNet copies into its log; the short comparison and
+/// scripts/benchmark_report.py collect them. Format: <c>ExceptionCount: key=value;key=value...</c>.
+/// </summary>
+internal static class ExceptionCount
+{
+    public const string Marker = "ExceptionCount:";
+
+    public static void Report(string type, string method, string parameters, string phase, long calls, long exceptions, long? wrong, string? first) =>
+        Console.WriteLine(
+            $"{Marker} type={type};method={method};params={parameters};runtime={Environment.Version};phase={phase};" +
+            $"calls={calls};exceptions={exceptions}" + (wrong is null ? string.Empty : $";wrong={wrong}") +
+            (first is null ? string.Empty : $";first={first.Replace(';', ',').ReplaceLineEndings(" ")}"));
 }
 
 /// <summary>The marker that starts every failure message of the suite's own checks (the short comparison quotes them).</summary>

@@ -47,6 +47,9 @@ public abstract class AesWorkload
         }
     }
 
+    /// <summary>Checks <paramref name="floor"/> (made for this workload's input) against stock's output.</summary>
+    internal void VerifyFloor(NativeFloor floor) => floor.Verify(Expected, Description);
+
     /// <summary>Runs once on <paramref name="aes"/>; true when the output equals stock's.</summary>
     public bool RunAndCompare(Aes aes)
     {
@@ -101,6 +104,14 @@ public sealed class KeyWrapWorkload(KeyWrapOperation operation, int length) : Ae
         }
 
         return aes.DecryptKeyWrapPadded(Input.AsSpan(), Destination.AsSpan());
+    }
+
+    /// <summary>The native floor of this call (RFC 5649 over one ECB context), checked against stock's output.</summary>
+    internal NativeFloor CreateFloor()
+    {
+        NativeFloor floor = NativeFloor.ForKeyWrap(Operation == KeyWrapOperation.EncryptKeyWrapPadded, padded: true, Input);
+        VerifyFloor(floor);
+        return floor;
     }
 
     private static (byte[], int, byte[]) Define(KeyWrapOperation operation, int length)
