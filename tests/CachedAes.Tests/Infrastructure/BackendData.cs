@@ -29,6 +29,24 @@ public static partial class BackendData
         }
     }
 
+    /// <summary>Every backend with every AES key size in bits (128, 192, 256), for <c>[MemberData]</c> like <see cref="Names"/>.</summary>
+    public static TheoryData<string, int> NamesAndKeySizes
+    {
+        get
+        {
+            var data = new TheoryData<string, int>();
+            foreach (string name in s_factories.Keys)
+            {
+                foreach (int bits in (int[])[128, 192, 256])
+                {
+                    data.Add(name, bits);
+                }
+            }
+
+            return data;
+        }
+    }
+
     /// <summary>All backend names.</summary>
     public static IReadOnlyList<string> All => s_factories.Keys.ToList();
 

@@ -18,23 +18,8 @@ public sealed class Rfc3394Net11StockTests
 {
     private const string Net10 = ".NET 10's Aes has no RFC 3394 key wrap to compare with (Rfc3394OpenSslDifferentialTests covers it)";
 
-    public static TheoryData<string, int> BackendsAndKeySizes()
-    {
-        var data = new TheoryData<string, int>();
-
-        foreach (string backend in BackendData.All)
-        {
-            foreach (int bits in new[] { 128, 192, 256 })
-            {
-                data.Add(backend, bits);
-            }
-        }
-
-        return data;
-    }
-
     [BuildTheory(11, Net10)]
-    [MemberData(nameof(BackendsAndKeySizes))]
+    [MemberData(nameof(BackendData.NamesAndKeySizes), MemberType = typeof(BackendData))]
     public void Every_overload_gives_stock_NET_11s_bytes_and_destination_handling(string backend, int keyBits)
     {
 #if NET11_0_OR_GREATER

@@ -21,23 +21,8 @@ public sealed class Rfc3394OpenSslDifferentialTests
     // The OpenSSL side does not depend on the backend: compute it once per key size for the whole run.
     private static readonly ConcurrentDictionary<int, Lazy<ReferenceSet>> s_references = new();
 
-    public static TheoryData<string, int> BackendsAndKeySizes()
-    {
-        var data = new TheoryData<string, int>();
-
-        foreach (string backend in BackendData.All)
-        {
-            foreach (int bits in new[] { 128, 192, 256 })
-            {
-                data.Add(backend, bits);
-            }
-        }
-
-        return data;
-    }
-
     [OpenSslTheory]
-    [MemberData(nameof(BackendsAndKeySizes))]
+    [MemberData(nameof(BackendData.NamesAndKeySizes), MemberType = typeof(BackendData))]
     public void Every_length_from_16_to_4096_wraps_like_OpenSSL_and_unwraps_OpenSSLs_wrap(string backend, int keyBits)
     {
         ReferenceSet reference = Reference(keyBits);
@@ -97,7 +82,7 @@ public sealed class Rfc3394OpenSslDifferentialTests
     }
 
     [OpenSslTheory]
-    [MemberData(nameof(BackendsAndKeySizes))]
+    [MemberData(nameof(BackendData.NamesAndKeySizes), MemberType = typeof(BackendData))]
     public void Every_single_byte_change_is_rejected_by_both_and_leaves_the_destination_cleared(string backend, int keyBits)
     {
         var random = new Random(3394 + keyBits);
@@ -126,7 +111,7 @@ public sealed class Rfc3394OpenSslDifferentialTests
     }
 
     [OpenSslTheory]
-    [MemberData(nameof(BackendsAndKeySizes))]
+    [MemberData(nameof(BackendData.NamesAndKeySizes), MemberType = typeof(BackendData))]
     public void Every_one_bit_change_of_the_recovered_initial_value_is_rejected(string backend, int keyBits)
     {
         // OpenSSL wraps with an explicit IV that differs from A6A6A6A6A6A6A6A6 in one bit, so unwrapping under the same

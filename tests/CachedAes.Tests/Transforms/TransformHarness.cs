@@ -74,24 +74,7 @@ internal static class Side
     {
         byte[]? inCopy = (byte[]?)input?.Clone();
         byte[]? outCopy = sameBuffer ? inCopy : (byte[]?)output?.Clone();
-        var observed = new Observed();
-        try
-        {
-            switch (call(transform, inCopy, outCopy))
-            {
-                case int n:
-                    observed.Returned = n;
-                    break;
-                case byte[] bytes:
-                    observed.Result = bytes;
-                    break;
-            }
-        }
-        catch (Exception e)
-        {
-            Record(observed, e);
-        }
-
+        Observed observed = Call(() => call(transform, inCopy, outCopy));
         observed.Input = inCopy;
         observed.Output = outCopy;
         return observed;
