@@ -45,7 +45,7 @@ public sealed partial class CachedAes : Aes
     private readonly CipherBackend _backend;
 
     // The current key and the native handles made with it; null until a key is set or first needed, and after Dispose.
-    // Replaced, never mutated, on every key change (see KeyEpoch).
+    // Rewritten in place by a key change while the instance alone holds it, replaced otherwise (see KeyEpoch).
     private KeyEpoch? _key;
 
     /// <summary>Creates an instance with a 256-bit key generated on first use, like <see cref="Aes.Create()"/>.</summary>
@@ -65,7 +65,9 @@ public sealed partial class CachedAes : Aes
     /// <value>
     /// <see cref="CachedAesBackend.OpenSsl"/> on Linux, <see cref="CachedAesBackend.Cng"/> on Windows,
     /// <see cref="CachedAesBackend.CommonCrypto"/> on macOS, or <see cref="CachedAesBackend.StockFallback"/> where
-    /// none is available (every call then behaves and costs like stock <see cref="Aes"/>).
+    /// none is available (every call then behaves and costs like stock <see cref="Aes"/>); or
+    /// <see cref="CachedAesBackend.CpuIntrinsics"/> where that opt-in backend was asked for and could be used (see
+    /// <see cref="CachedAesDiagnostics.UseCpuIntrinsicsSwitchName"/>).
     /// </value>
     public CachedAesBackend Backend => _backend.Kind;
 
@@ -75,8 +77,10 @@ public sealed partial class CachedAes : Aes
     /// <exception cref="CryptographicException">The key set is null or not 16, 24 or 32 bytes long.</exception>
     public override byte[] Key
     {
+        [SkipLocalsInit] // CopyKey writes the copy before it is read
         get
         {
+            Span<byte> copy = stackalloc byte[KeyEpoch.MaxKeyLength];
             while (true)
             {
                 KeyEpoch key = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
@@ -84,10 +88,11 @@ public sealed partial class CachedAes : Aes
                 {
                     try
                     {
-                        return key.DangerousKey.ToArray();
+                        return copy[..key.CopyKey(copy, out _)].ToArray();
                     }
                     finally
                     {
+                        CryptographicOperations.ZeroMemory(copy);
                         key.DangerousRelease();
                     }
                 }
@@ -108,12 +113,20 @@ public sealed partial class CachedAes : Aes
         set
         {
             base.KeySize = value;
-            KeyEpoch.Replace(ref _key, null);
+            KeyEpoch.Clear(ref _key);
         }
     }
 
     /// <summary>Replaces the key with a random one of <see cref="KeySize"/> bits and releases the native handles.</summary>
-    public override void GenerateKey() => KeyEpoch.Replace(ref _key, KeyEpoch.Generate(KeySizeValue));
+    [SkipLocalsInit] // the key buffer is filled before it is read
+    public override void GenerateKey()
+    {
+        Span<byte> key = stackalloc byte[KeyEpoch.MaxKeyLength];
+        key = key[..(KeySizeValue / 8)];
+        RandomNumberGenerator.Fill(key);
+        KeyEpoch.SetKey(ref _key, key);
+        CryptographicOperations.ZeroMemory(key);
+    }
 
     /// <summary>Replaces <see cref="SymmetricAlgorithm.IV"/> with a random 16-byte value.</summary>
     public override void GenerateIV() => IV = RandomNumberGenerator.GetBytes(BlockSize / 8);
@@ -123,7 +136,7 @@ public sealed partial class CachedAes : Aes
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
         KeySizeValue = checked(8 * key.Length);
-        KeyEpoch.Replace(ref _key, new KeyEpoch(key));
+        KeyEpoch.SetKey(ref _key, key);
     }
 
     /// <summary>
@@ -135,7 +148,7 @@ public sealed partial class CachedAes : Aes
     {
         if (disposing)
         {
-            KeyEpoch.Replace(ref _key, null);
+            KeyEpoch.Clear(ref _key);
         }
 
         base.Dispose(disposing);
