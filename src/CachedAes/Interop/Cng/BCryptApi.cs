@@ -32,13 +32,27 @@ internal sealed unsafe class BCryptApi : IBCryptApi
 
     public int CloseAlgorithmProvider(nint algorithm) => BCrypt.BCryptCloseAlgorithmProvider(algorithm, 0);
 
+    public int GetObjectLength(nint algorithm, out int length)
+    {
+        uint value = 0;
+        int status;
+        fixed (char* pProperty = BCrypt.BCRYPT_OBJECT_LENGTH)
+        {
+            status = BCrypt.BCryptGetProperty(algorithm, pProperty, (byte*)&value, sizeof(uint), out uint written, 0);
+            status = status == BCrypt.STATUS_SUCCESS && written != sizeof(uint) ? -1 : status;
+        }
+
+        length = (int)value;
+        return status;
+    }
+
     public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
     {
         int status;
         nint raw;
         fixed (byte* pSecret = secret)
         {
-            status = BCrypt.BCryptGenerateSymmetricKey(algorithm, out raw, null, 0, pSecret, (uint)secret.Length, 0);
+            status = BCrypt.BCryptGenerateSymmetricKey(algorithm, out raw, (byte*)key.KeyObject, (uint)key.KeyObjectLength, pSecret, (uint)secret.Length, 0);
         }
 
         // The SafeHandle was allocated before the call, so taking ownership cannot fail here.
