@@ -1,0 +1,204 @@
+using System;
+using System.Buffers.Binary;
+using System.Security.Cryptography;
+using System.Threading;
+using Microsoft.IdentityModel.Tokens;
+
+namespace CachedCryptography.IdentityModel;
+
+/// <summary>
+/// AES-CBC-HMAC-SHA2 authenticated encryption (RFC 7518 section 5.2: A128CBC-HS256, A192CBC-HS384, A256CBC-HS512) with
+/// the AES part on <see cref="CachedAes"/>. Ciphertexts and tags are byte for byte those of IdentityModel's own
+/// <see cref="AuthenticatedEncryptionProvider"/> for the same key, IV and data.
+/// </summary>
+/// <remarks>
+/// <para>
+/// IdentityModel's own provider calls the static <see cref="Aes.Create()"/>, which nothing can redirect, so this provider
+/// does the whole algorithm itself. The content key of 2 × n bytes (n = 16, 24 or 32) is split into the MAC key (its
+/// first n bytes) and the AES key (the next n); a longer key is accepted and its first 2 × n bytes used, as IdentityModel
+/// does. The ciphertext is AES-CBC with PKCS #7 padding; the tag is the first n bytes of
+/// HMAC-SHA-256/384/512(MAC key, additional data ‖ IV ‖ ciphertext ‖ the additional data's length in bits as a 64-bit
+/// big-endian number). Decryption checks the tag in constant time before it decrypts anything.
+/// </para>
+/// <para>
+/// Each <see cref="Encrypt(byte[], byte[], byte[])"/> and <see cref="Decrypt"/> makes one CachedAes for the call and
+/// disposes it. The HMAC is computed with <see cref="IncrementalHash"/>, not through the key's
+/// <see cref="CryptoProviderFactory"/> (IdentityModel's provider asks that factory for a signature provider).
+/// </para>
+/// <para>
+/// Bad input fails with IdentityModel's exception types, checked in IdentityModel's order: <see cref="ArgumentNullException"/>
+/// for a null or empty argument, <see cref="ObjectDisposedException"/> after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>,
+/// IdentityModel's <see cref="ArgumentOutOfRangeException"/> for a key too short for the algorithm (on first use),
+/// <see cref="CryptographicException"/> from <see cref="SymmetricAlgorithm.IV"/> for an IV that is not 16 bytes,
+/// <see cref="SecurityTokenDecryptionFailedException"/> for a tag of the wrong length or value and for a ciphertext that
+/// does not decrypt, and <see cref="SecurityTokenEncryptionFailedException"/> if AES encryption fails.
+/// </para>
+/// </remarks>
+public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
+{
+    private const int IvSize = 16;
+
+    private readonly Func<Aes> _createAes;
+    private readonly int _halfKeySize;
+    private readonly HashAlgorithmName _hmac;
+    private readonly Lazy<SplitKey> _keys;
+    private bool _disposed;
+
+    /// <summary>Creates the provider.</summary>
+    /// <param name="key">The content-encryption key: a <see cref="SymmetricSecurityKey"/> or an octet
+    /// <see cref="JsonWebKey"/> of at least 256, 384 or 512 bits, as the algorithm says.</param>
+    /// <param name="algorithm">A128CBC-HS256, A192CBC-HS384 or A256CBC-HS512.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="key"/> is null or <paramref name="algorithm"/> is null or
+    /// white space (IdentityModel's check).</exception>
+    /// <exception cref="ArgumentException">IdentityModel does not support <paramref name="algorithm"/> with this key, or
+    /// it is not one of the three AES-CBC-HMAC algorithms (this provider does not do AES-GCM).</exception>
+    /// <remarks>As with IdentityModel's provider, the key's size is checked on first use, not here.</remarks>
+    public CachedAesCbcHmacProvider(SecurityKey key, string algorithm)
+        : this(key, algorithm, CachedAes.Create)
+    {
+    }
+
+    /// <summary>Creates the provider with another maker of AES instances (the tests count them).</summary>
+    internal CachedAesCbcHmacProvider(SecurityKey key, string algorithm, Func<Aes> createAes)
+        : base(key, algorithm)
+    {
+        (_halfKeySize, _hmac) = algorithm switch
+        {
+            SecurityAlgorithms.Aes128CbcHmacSha256 => (16, HashAlgorithmName.SHA256),
+            SecurityAlgorithms.Aes192CbcHmacSha384 => (24, HashAlgorithmName.SHA384),
+            SecurityAlgorithms.Aes256CbcHmacSha512 => (32, HashAlgorithmName.SHA512),
+            _ => throw new ArgumentException(
+                $"{nameof(CachedAesCbcHmacProvider)} does A128CBC-HS256, A192CBC-HS384 and A256CBC-HS512, not '{algorithm}'.", nameof(algorithm)),
+        };
+        _createAes = createAes;
+        _keys = new Lazy<SplitKey>(Split, LazyThreadSafetyMode.ExecutionAndPublication);
+    }
+
+    /// <summary>Encrypts <paramref name="plaintext"/> with a random IV.</summary>
+    /// <param name="plaintext">The data to encrypt; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <returns>The ciphertext, the IV and the tag.</returns>
+    public override AuthenticatedEncryptionResult Encrypt(byte[] plaintext, byte[] authenticatedData) =>
+        Encrypt(plaintext, authenticatedData, null);
+
+    /// <summary>Encrypts <paramref name="plaintext"/> with the IV given, or a random one when it is null.</summary>
+    /// <param name="plaintext">The data to encrypt; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <param name="iv">A 16-byte IV, or null for a random one.</param>
+    /// <returns>The ciphertext, the IV and the tag.</returns>
+    public override AuthenticatedEncryptionResult Encrypt(byte[] plaintext, byte[] authenticatedData, byte[]? iv)
+    {
+        ThrowIfNullOrEmpty(plaintext, nameof(plaintext));
+        ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        SplitKey keys = _keys.Value;
+
+        using Aes aes = _createAes();
+        aes.Key = keys.Aes;
+        if (iv is not null)
+        {
+            // Outside the wrapping below, as in IdentityModel's provider: a wrong IV length is the IV setter's exception.
+            aes.IV = iv;
+        }
+
+        byte[] usedIv = aes.IV;
+        byte[] ciphertext;
+        try
+        {
+            ciphertext = aes.EncryptCbc(plaintext, usedIv, PaddingMode.PKCS7);
+        }
+        catch (CryptographicException e)
+        {
+            throw new SecurityTokenEncryptionFailedException("AES-CBC encryption failed.", e);
+        }
+
+        return new AuthenticatedEncryptionResult(Key, ciphertext, usedIv, Tag(keys.Mac, authenticatedData, usedIv, ciphertext));
+    }
+
+    /// <summary>Checks the tag, then decrypts.</summary>
+    /// <param name="ciphertext">The ciphertext; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <param name="iv">The IV; not null or empty.</param>
+    /// <param name="authenticationTag">The tag; not null or empty.</param>
+    /// <returns>The plaintext.</returns>
+    public override byte[] Decrypt(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
+    {
+        ThrowIfNullOrEmpty(ciphertext, nameof(ciphertext));
+        ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
+        ThrowIfNullOrEmpty(iv, nameof(iv));
+        ThrowIfNullOrEmpty(authenticationTag, nameof(authenticationTag));
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        if (authenticationTag.Length != _halfKeySize)
+        {
+            throw new SecurityTokenDecryptionFailedException(
+                $"The authentication tag is {authenticationTag.Length} bytes; {Algorithm} tags are {_halfKeySize} bytes.");
+        }
+
+        SplitKey keys = _keys.Value;
+        if (!CryptographicOperations.FixedTimeEquals(Tag(keys.Mac, authenticatedData, iv, ciphertext), authenticationTag))
+        {
+            throw new SecurityTokenDecryptionFailedException("The authentication tag does not match.");
+        }
+
+        using Aes aes = _createAes();
+        aes.Key = keys.Aes;
+        aes.IV = iv;
+        try
+        {
+            return aes.DecryptCbc(ciphertext, iv, PaddingMode.PKCS7);
+        }
+        catch (CryptographicException e)
+        {
+            throw new SecurityTokenDecryptionFailedException("AES-CBC decryption failed.", e);
+        }
+    }
+
+    /// <summary>Zeroes the split key, then lets IdentityModel's base release what it holds.</summary>
+    /// <param name="disposing">True when called from <see cref="AuthenticatedEncryptionProvider.Dispose()"/>.</param>
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing && !_disposed)
+        {
+            _disposed = true;
+            if (_keys.IsValueCreated)
+            {
+                CryptographicOperations.ZeroMemory(_keys.Value.Mac);
+                CryptographicOperations.ZeroMemory(_keys.Value.Aes);
+            }
+        }
+
+        base.Dispose(disposing);
+    }
+
+    /// <summary>IdentityModel's key-size check, then the MAC key and the AES key.</summary>
+    private SplitKey Split()
+    {
+        ValidateKeySize(Key, Algorithm);
+        byte[] keyBytes = GetKeyBytes(Key);
+        return new SplitKey(keyBytes.AsSpan(0, _halfKeySize).ToArray(), keyBytes.AsSpan(_halfKeySize, _halfKeySize).ToArray());
+    }
+
+    private byte[] Tag(byte[] macKey, byte[] authenticatedData, byte[] iv, byte[] ciphertext)
+    {
+        using IncrementalHash hmac = IncrementalHash.CreateHMAC(_hmac, macKey);
+        hmac.AppendData(authenticatedData);
+        hmac.AppendData(iv);
+        hmac.AppendData(ciphertext);
+        Span<byte> lengthInBits = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64BigEndian(lengthInBits, 8L * authenticatedData.Length);
+        hmac.AppendData(lengthInBits);
+        Span<byte> mac = stackalloc byte[64];
+        _ = hmac.GetHashAndReset(mac);
+        return mac[.._halfKeySize].ToArray();
+    }
+
+    private static void ThrowIfNullOrEmpty(byte[]? value, string name)
+    {
+        if (value is null || value.Length == 0)
+        {
+            throw new ArgumentNullException(name);
+        }
+    }
+
+    private sealed record SplitKey(byte[] Mac, byte[] Aes);
+}
