@@ -82,9 +82,16 @@ def read_bdn_files(paths):
             stats = b.get("Statistics") or {}
             memory = b.get("Memory") or {}
             job = re.sub(r"^[^:]*: ", "", b.get("DisplayInfo", "")).split("(")[0].strip()
+            method = b["Method"]
+            if "-cpu-" in job:
+                # A job of --cpu-intrinsics (Runtimes.CpuIntrinsicsJobs): its Cached rows are the CPU intrinsics
+                # backend, kept as method "CachedCpu"; its other rows repeat the platform job's work and are left out.
+                if method != "Cached":
+                    continue
+                method = "CachedCpu"
             benchmarks.append({
                 "type": b["Type"],
-                "method": b["Method"],
+                "method": method,
                 "params": params,
                 "mean": stats.get("Mean"),
                 "median": stats.get("Median"),
@@ -346,7 +353,7 @@ class Report:
 
     def targets(self):
         rows = []
-        # Issue 18: against stock .NET 11, CachedAes on .NET 11 (its net11.0 build, as a net11.0 app runs it).
+        # Against stock .NET 11: CachedAes on .NET 11 (its net11.0 build, as a net11.0 app runs it).
         for op in CIPHER_OPS:
             s, c = self.value("EcbCbcSteady", "Stock", "net11", Operation=op, Size=16), \
                 self.value("EcbCbcSteady", "Cached", "net11", Operation=op, Size=16)
@@ -376,7 +383,7 @@ class Report:
         if calls is not None:
             rows.append(["(for comparison) stock .NET 11, one instance shared", f"{bad:,} of {calls:,} calls threw",
                          "EcbCbcShared log", "—"])
-        # Issue 17: transforms against stock on the same runtime.
+        # Transforms against stock on the same runtime.
         transform_targets = [("KeptCreateEncryptor", 0.15), ("ReusedTransform", 0.2), ("KeptCryptoStreamWrite", 0.35),
                              ("KeptCryptoStreamWriteDisposed", 0.35), ("KeptCryptoStreamRead", 0.35),
                              ("KeptCryptoStreamReadDisposed", 0.35), ("NewInstance", 0.45)]
@@ -657,9 +664,9 @@ class Report:
             out.append(f"![ns per call against size, stock .NET 10 and .NET 11 vs CachedAes vs the native floor]"
                        f"({os.path.basename(chart)})\n")
         out.append("## Targets\n")
-        out.append("Issue 18 (against stock .NET 11, CachedAes on .NET 11), issue 17 (transforms, against stock on "
-                   "the same runtime), and the earlier issues 8 and 9 (.NET 10, against the floor measured in this "
-                   "run). **From** names the class and the two means divided.\n")
+        out.append("Against stock .NET 11 (CachedAes on .NET 11), transforms (against stock on the same runtime), and "
+                   "against the native floor (.NET 10, measured in this run). **From** names the class and the two "
+                   "means divided.\n")
         out.append(self.targets() + "\n")
         p_cipher = [("Operation", "Operation"), ("Size", "Size")]
         p_wrap = [("Operation", "Operation"), ("Length", "Length")]
@@ -694,7 +701,7 @@ class Report:
                             "throws on overlapping calls: the benchmark counts those exceptions instead of failing, and "
                             "its time per call includes them (shown in bold). **failed**: the benchmark's own check "
                             "failed (a CachedAes call threw or returned wrong bytes).\n",
-            "TransformShapes": "Each shape as real code writes it (see `TransformShapes.cs`): "
+            "TransformShapes": "Each shape as real code writes it (see `TransformBenchmarks.cs`): "
                                + "; ".join(f"**{k}**: {v}" for k, v in TRANSFORM_TITLES.items()) + ".\n",
             "JweRoundTrip": "`JsonWebTokenHandler.CreateToken` (A256KW key wrap, HS256 signature) then "
                             "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` (the README's "
@@ -717,6 +724,21 @@ class Report:
             if type_name not in known:
                 out.append(f"## {type_name}\n")
                 out.append(self.comparison_table(type_name, [(k, k) for k in self.by_type[type_name][0]["params"]]) + "\n")
+        cpu_types = [t for t in self.by_type if any(b["method"] == "CachedCpu" for b in self.by_type[t])]
+        if cpu_types:
+            out.append("## The opt-in CPU intrinsics backend\n")
+            out.append("Measured in the same run by the `--cpu-intrinsics` jobs (`CACHEDAES_USE_CPU_INTRINSICS=1` in the "
+                       "benchmark process; each such process checks that CachedAes chose `CpuIntrinsics`). Here the "
+                       "**CachedAes** columns are that backend; stock and the reference come from the platform jobs "
+                       "of the same run, and the platform backend's own figures are in the sections above.\n")
+            references = {"EcbCbcSteady": ("Floor", "Floor"), "KwpSteady": ("Floor", "Floor"),
+                          "EcbCbcSingle": ("StockNativeSequence", "Native sequence"),
+                          "PerMessage": ("BouncyCastle", "BouncyCastle")}
+            for type_name in cpu_types:
+                reference, title = references.get(type_name, (None, None))
+                out.append(f"### {type_name}\n")
+                out.append(self.comparison_table(type_name, [(k, k) for k in self.by_type[type_name][0]["params"]],
+                                                 reference, title, cached="CachedCpu") + "\n")
         out.append("## Where a steady 16 B call goes\n")
         out.append("Instructions per call under `valgrind --tool=callgrind` (repeatable on a busy machine; the "
                    "difference of two call counts, median of four rounds) and native nanoseconds per call "

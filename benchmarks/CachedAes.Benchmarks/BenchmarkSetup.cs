@@ -1,3 +1,4 @@
+using System;
 using System.Globalization;
 using System.Linq;
 using System.Reflection;
@@ -106,13 +107,33 @@ internal static class BenchmarkSetup
     };
 
     /// <summary>
-    /// A short job for the quick mode: one process per case, 3 warmup and 8 measured iterations of about 100 ms
-    /// each. Good enough to read ratios of 1.2x or more; use the full mode for publishable numbers.
+    /// A short job for the quick mode: 3 warmup and 6 measured iterations of about 60 ms each (with the pilot stage,
+    /// every case runs for well over the 100 ms after which tiered compilation has optimized it). Good enough to read
+    /// ratios of 1.2x or more; use the full mode for publishable numbers.
     /// </summary>
     public static Job QuickJob() => Job.Default
         .WithId("Quick")
         .WithLaunchCount(1)
         .WithWarmupCount(3)
-        .WithIterationCount(8)
-        .WithIterationTime(TimeInterval.FromMilliseconds(100));
+        .WithIterationCount(6)
+        .WithIterationTime(TimeInterval.FromMilliseconds(60));
+
+    /// <summary>
+    /// In a job made by <see cref="Runtimes.CpuIntrinsicsJobs"/>: throws unless new <see cref="CachedAes"/> instances use
+    /// the CPU intrinsics backend, so that a row labelled with that job never measures another backend.
+    /// </summary>
+    public static void CheckCachedBackend()
+    {
+        if (Environment.GetEnvironmentVariable(Runtimes.CpuIntrinsicsVariable) != "1")
+        {
+            return;
+        }
+
+        using CachedAes probe = CachedAes.Create();
+        if (probe.Backend != CachedAesBackend.CpuIntrinsics)
+        {
+            throw new InvalidOperationException(
+                $"{Runtimes.CpuIntrinsicsVariable}=1 but CachedAes uses {probe.Backend}: {CachedAesDiagnostics.Describe()}");
+        }
+    }
 }
