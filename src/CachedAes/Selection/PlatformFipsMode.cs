@@ -17,8 +17,9 @@ namespace CachedCryptography.Selection;
 /// asked (its FIPS mode needs a separately built FIPS library, which the .NET runtime does not use).</para>
 /// <para>Windows: <c>BCryptGetFipsAlgorithmMode</c>, the "use FIPS compliant algorithms" policy. macOS has no FIPS mode
 /// switch (its libraries are validated as they are), so nothing is asked there: the request is granted.</para>
-/// <para>When the answer cannot be read (an error reading the kernel's flag, a failed Windows call), the platform counts
-/// as in FIPS mode: the request was for leaving the validated library, so doubt keeps it.</para>
+/// <para>When an answer cannot be read (an error reading the kernel's flag, OpenSSL 3 failing to answer, a failed
+/// Windows call), the platform counts as in FIPS mode: the request was for leaving the validated library, so doubt keeps
+/// it. A process with no libcrypto at all asks only the kernel: no OpenSSL configuration can apply to it.</para>
 /// </remarks>
 internal static class PlatformFipsMode
 {
@@ -85,25 +86,51 @@ internal static class PlatformFipsMode
         }
     }
 
-    [System.Runtime.Versioning.SupportedOSPlatform("linux")]
-    private static (int? Enabled, string Detail) ReadOpenSslFlag()
+    /// <summary>
+    /// OpenSSL's answer, from <paramref name="version"/> (<c>OpenSSL_version_num</c>, after loading the runtime's
+    /// libcrypto) and <paramref name="isFipsEnabled"/> (<c>EVP_default_properties_is_fips_enabled</c> of the default
+    /// library context): null when OpenSSL is not asked (no libcrypto in this process, or OpenSSL 1.1), 1 when OpenSSL 3
+    /// says FIPS or could not answer, else 0; and a text saying what happened.
+    /// </summary>
+    internal static (int? Enabled, string Detail) AskOpenSsl(Func<nuint> version, Func<int> isFipsEnabled)
     {
+        nuint number;
         try
         {
-            Libcrypto.EnsureResolver();
-            if (Libcrypto.OpenSSL_version_num() < 0x3000_0000)
-            {
-                return (null, "OpenSSL 1.1: not asked");
-            }
-
-            int enabled = Libcrypto.EVP_default_properties_is_fips_enabled(IntPtr.Zero);
-            return (enabled, $"OpenSSL EVP_default_properties_is_fips_enabled = {enabled}");
+            number = version();
         }
-        catch (Exception e)
+        catch (Exception e) when (e is PlatformNotSupportedException or DllNotFoundException or EntryPointNotFoundException)
         {
-            // No libcrypto agreeing with the runtime's (then the platform backend is not OpenSSL either), or a runtime
-            // without OpenSSL at all: the kernel's flag decides alone.
+            // No libcrypto agreeing with the runtime's, or a runtime without OpenSSL at all: nothing in this process runs
+            // OpenSSL, so no OpenSSL configuration applies, and the kernel's flag decides alone.
             return (null, $"OpenSSL not asked: {e.GetType().Name}: {e.Message}");
         }
+
+        if (number < 0x3000_0000)
+        {
+            return (null, "OpenSSL 1.1: not asked");
+        }
+
+        try
+        {
+            int enabled = isFipsEnabled();
+            return (enabled, $"OpenSSL EVP_default_properties_is_fips_enabled = {enabled}");
+        }
+#pragma warning disable CA1031 // any failure to answer is an answer: doubt keeps the platform's library
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            return (1, $"OpenSSL 3 EVP_default_properties_is_fips_enabled could not be asked ({e.GetType().Name}: {e.Message}): counted as FIPS mode");
+        }
     }
+
+    [System.Runtime.Versioning.SupportedOSPlatform("linux")]
+    private static (int? Enabled, string Detail) ReadOpenSslFlag() =>
+        AskOpenSsl(
+            () =>
+            {
+                Libcrypto.EnsureResolver();
+                return Libcrypto.OpenSSL_version_num();
+            },
+            () => Libcrypto.EVP_default_properties_is_fips_enabled(IntPtr.Zero));
 }

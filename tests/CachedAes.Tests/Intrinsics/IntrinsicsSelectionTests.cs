@@ -160,6 +160,23 @@ public sealed class IntrinsicsSelectionTests
         Assert.Contains($"OpenSSL said {openSsl}", verdict.Detail, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public void On_linux_openssl_3_failing_to_answer_counts_as_fips_mode_and_no_libcrypto_leaves_the_kernel_to_decide()
+    {
+        (int? failed, string failedDetail) = PlatformFipsMode.AskOpenSsl(() => 0x3000_0130, () => throw new EntryPointNotFoundException("EVP_default_properties_is_fips_enabled"));
+        Assert.Equal(1, failed);
+        Assert.Contains("counted as FIPS mode", failedDetail, StringComparison.Ordinal);
+        Assert.True(PlatformFipsMode.FromLinux("0", (failed, failedDetail)).Enabled);
+
+        (int? absent, string absentDetail) = PlatformFipsMode.AskOpenSsl(() => throw new PlatformNotSupportedException("no libcrypto"), () => 0);
+        Assert.Null(absent);
+        Assert.Contains("OpenSSL not asked", absentDetail, StringComparison.Ordinal);
+        Assert.False(PlatformFipsMode.FromLinux("0", (absent, absentDetail)).Enabled);
+
+        Assert.Equal((null, "OpenSSL 1.1: not asked"), PlatformFipsMode.AskOpenSsl(() => 0x1010_1000, () => throw new InvalidOperationException("not called on 1.1")));
+        Assert.Equal((0, "OpenSSL EVP_default_properties_is_fips_enabled = 0"), PlatformFipsMode.AskOpenSsl(() => 0x3000_0130, () => 0));
+    }
+
     [Theory]
     [InlineData(0, 0, false, "BCryptGetFipsAlgorithmMode = FALSE")]
     [InlineData(0, 1, true, "BCryptGetFipsAlgorithmMode = TRUE")]
