@@ -57,15 +57,9 @@ internal sealed class IntrinsicsBackend<T> : CipherBackend
     /// <summary>Schedules allocated by this backend's handles and not yet zeroed and freed.</summary>
     internal int LiveSchedules => Volatile.Read(ref _liveSchedules);
 
-    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
-    {
-        if (key.Length is not (16 or 24 or 32))
-        {
-            Errors.ThrowInvalidKeySize();
-        }
-
-        return new IntrinsicsCipher<T>(this, mode, encrypting, key);
-    }
+    /// <exception cref="System.Security.Cryptography.CryptographicException">The key is not 16, 24 or 32 bytes (checked by the handle).</exception>
+    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        new IntrinsicsCipher<T>(this, mode, encrypting, key);
 
     internal void OnScheduleAllocated() => Interlocked.Increment(ref _liveSchedules);
 

@@ -28,9 +28,16 @@ internal sealed unsafe class IntrinsicsCipher<T> : BlockCipher
     private byte* _schedule;
     private int _rounds;
 
-    /// <summary>A handle keyed with <paramref name="key"/> (16, 24 or 32 bytes: checked by the backend).</summary>
+    /// <summary>A handle keyed with <paramref name="key"/> (16, 24 or 32 bytes).</summary>
+    /// <exception cref="CryptographicException">The key is not 16, 24 or 32 bytes.</exception>
     internal IntrinsicsCipher(IntrinsicsBackend<T> backend, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
+        // Checked before the allocation below, which nothing may then interrupt.
+        if (key.Length is not (16 or 24 or 32))
+        {
+            Errors.ThrowInvalidKeySize();
+        }
+
         _backend = backend;
         Mode = mode;
         Encrypting = encrypting;
@@ -81,6 +88,9 @@ internal sealed unsafe class IntrinsicsCipher<T> : BlockCipher
 
         return true;
     }
+
+    /// <summary>The whole round-key block as it is now (a test seam: what a re-key leaves behind).</summary>
+    internal ReadOnlySpan<byte> RoundKeyMemory => new(_schedule, AesSchedule<T>.MaxBytes);
 
     /// <summary>Never called: <see cref="TryTransform"/> cannot fail.</summary>
     public override CryptographicException CreateFailure() => Errors.NoFailureRecorded(T.Name);

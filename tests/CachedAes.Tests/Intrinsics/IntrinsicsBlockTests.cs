@@ -105,6 +105,27 @@ public sealed class IntrinsicsBlockTests
     }
 
     [EnvironmentFact(Needs.AesNi)]
+    public void A_rekey_to_a_shorter_key_leaves_none_of_the_longer_keys_round_keys_behind()
+    {
+        var backend = new IntrinsicsBackend<X86AesInstructions>();
+        foreach (bool encrypting in (bool[])[true, false])
+        {
+            var handle = (IntrinsicsCipher<X86AesInstructions>)backend.Create(BlockCipherMode.Cbc, encrypting, Stock.Bytes(32, 9));
+            byte[] key128 = Stock.Bytes(16, 10);
+            Assert.True(handle.TryRekey(key128));
+
+            // AES-128 uses the first 11 round keys (176 bytes); the AES-256 schedule's last four must be gone.
+            Assert.True(handle.RoundKeyMemory[176..].IndexOfAnyExcept((byte)0) < 0, "round keys of the old key stayed behind");
+            byte[] iv = Stock.Bytes(16, 11), input = Stock.Bytes(48, 12), output = new byte[48];
+            Assert.True(handle.TryTransform(iv, input, output));
+            Assert.Equal(Stock.Cbc(key128, iv, input, encrypting), output);
+            handle.Release();
+        }
+
+        Assert.Equal(0, backend.LiveSchedules);
+    }
+
+    [EnvironmentFact(Needs.AesNi)]
     public void Handles_report_their_mode_and_direction_never_fail_and_refuse_bad_key_sizes()
     {
         var backend = new IntrinsicsBackend<X86AesInstructions>();
