@@ -704,8 +704,8 @@ class Report:
             "TransformShapes": "Each shape as real code writes it (see `TransformBenchmarks.cs`): "
                                + "; ".join(f"**{k}**: {v}" for k, v in TRANSFORM_TITLES.items()) + ".\n",
             "JweRoundTrip": "`JsonWebTokenHandler.CreateToken` (A256KW key wrap, HS256 signature) then "
-                            "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` (the README's "
-                            "IdentityModel section). IdentityModel makes a key-wrap and a content provider per token.\n",
+                            "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` "
+                            "([docs/integrations.md](integrations.md#microsoftidentitymodel-jwe-cachedaesidentitymodel)). IdentityModel makes a key-wrap and a content provider per token.\n",
             "IdentityModelKeyWrap": "`KeyWrapProvider.WrapKey`/`UnwrapKey` from the factory: **PerToken** makes a provider "
                                     "per call and never releases it, as IdentityModel does per token; **Kept** reuses "
                                     "one provider (its AES instance and transform).\n",
