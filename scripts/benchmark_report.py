@@ -4,13 +4,14 @@
 Inputs (in the work folder the shell script fills):
   bdn/results/*-report-brief.json   BenchmarkDotNet's own JSON export (JsonExporter.Brief): the suite's results, every
                                     case on .NET 10 and on .NET 11 (jobs whose ids end in -net10 and -net11), the native
-                                    floor included (the Floor and StockNativeSequence rows, measured in the same run)
+                                    floor included (the Floor and StockNativeSequence rows, measured in the same run);
+                                    the quick mode (QuickRun.cs) writes one per runtime, under bdn/net10/results and
+                                    bdn/net11/results
   benchmarks.log                    the suite's console output: the .NET 11 runtime's version, and the ExceptionCount
                                     lines of the shared-instance benchmarks
   breakdown.csv                     benchmarks/CachedAes.Breakdown/breakdown.sh (optional)
   env.txt                           key=value lines: machine, OS, command, load averages, commit
-Outputs: the markdown report, the chart's data file and gnuplot script next to it, the PNG (gnuplot), and
-readme-table.md in the work folder (the README's numbers table, made from the same numbers).
+Outputs: the markdown report, the chart's data file and gnuplot script next to it, and the PNG (gnuplot).
 
 Only the Python standard library is used. Every table is built from the exported numbers; nothing is typed in.
 """
@@ -192,7 +193,8 @@ class Report:
     def __init__(self, args):
         self.args = args
         self.benchmarks, self.host = read_bdn_files(
-            sorted(glob.glob(os.path.join(args.work, "bdn", "results", "*-report-brief.json"))))
+            sorted(glob.glob(os.path.join(args.work, "bdn", "results", "*-report-brief.json"))
+                   + glob.glob(os.path.join(args.work, "bdn", "net1[01]", "results", "*-report-brief.json"))))
         log = os.path.join(args.work, "benchmarks.log")
         self.exceptions = read_exception_counts(log)
         self.runtime_versions = read_runtime_versions(log)
@@ -413,7 +415,7 @@ class Report:
                 rows.append([f"Transforms, {RUNTIME_NAMES[runtime]}: allocations no more than stock's",
                              "none more" if not heavier else "; ".join(heavier), "TransformShapes",
                              "yes" if not heavier else "**no**"])
-        # Issues 8 and 9 (.NET 10), the floor now measured in the same run.
+        # A steady 16 B call against the native floor of the same run (.NET 10).
         for op, limit in [("EncryptEcb", 2.0), ("DecryptEcb", 2.0), ("EncryptCbc", 2.5), ("DecryptCbc", 2.5)]:
             c, f = self.value("EcbCbcSteady", "Cached", "net10", Operation=op, Size=16), \
                 self.value("EcbCbcSteady", "Floor", "net10", Operation=op, Size=16)
@@ -582,44 +584,6 @@ class Report:
         subprocess.run(["gnuplot", os.path.basename(script)], cwd=os.path.dirname(os.path.abspath(png)), check=True)
         return png
 
-    # -- the README's numbers table, from the same numbers
-
-    def readme_table(self):
-        rows = []
-
-        def row(label, type_name, params, floor=None):
-            s10, s11 = self.get(type_name, "Stock", "net10", **params), self.get(type_name, "Stock", "net11", **params)
-            c10, c11 = self.get(type_name, "Cached", "net10", **params), self.get(type_name, "Cached", "net11", **params)
-            f10 = self.get(type_name, floor, "net10", **params) if floor else None
-            if not any((s10, s11, c10, c11)):
-                return
-            allocs = f"{alloc(s10 and s10['alloc'])} / {alloc(s11 and s11['alloc'])} → " \
-                     f"{alloc(c10 and c10['alloc'])} / {alloc(c11 and c11['alloc'])}"
-            rows.append([label, cell(s10), cell(s11), cell(c10), cell(c11), cell(f10) if f10 else "",
-                         times(divide(mean(s10), mean(c10))), times(divide(mean(s11), mean(c11))), allocs])
-
-        for op in CIPHER_OPS:
-            row(f"Steady (one keyed instance reused): {op}, 16 B", "EcbCbcSteady", {"Operation": op, "Size": 16}, "Floor")
-        row("Steady: EncryptCbc, 16 KiB", "EcbCbcSteady", {"Operation": "EncryptCbc", "Size": 16384}, "Floor")
-        for op in ("EncryptCbc", "DecryptCbc"):
-            row(f"Single (new instance, key, one call): {op}, 16 B", "EcbCbcSingle", {"Operation": op, "Size": 16},
-                "StockNativeSequence")
-        row("Twice (new instance, key, two calls): EncryptCbc, 16 B", "EcbCbcTwice", {"Operation": "EncryptCbc", "Size": 16})
-        row("Steady: EncryptKeyWrapPadded (RFC 5649), 32 B", "KwpSteady", {"Operation": "EncryptKeyWrapPadded", "Length": 32}, "Floor")
-        row("Steady: DecryptKeyWrapPadded, 4096 B", "KwpSteady", {"Operation": "DecryptKeyWrapPadded", "Length": 4096}, "Floor")
-        row("Steady: EncryptKeyWrap (RFC 3394), 32 B ¹", "Rfc3394Steady", {"Operation": "EncryptKeyWrap", "Length": 32}, "Floor")
-        for shape in ("KeptCreateEncryptor", "KeptCreateEncryptorKeyIv", "KeptCreateDecryptor", "KeptCryptoStreamWrite",
-                      "KeptCryptoStreamRead", "ReusedTransform", "NewInstance"):
-            row(f"Transform, {TRANSFORM_TITLES[shape]}, 16 B", "TransformShapes", {"Shape": shape, "Size": 16})
-        row("IdentityModel JWE create + validate, A256KW + A128CBC-HS256", "JweRoundTrip", {"Enc": "A128CBC-HS256"})
-        row("IdentityModel JWE create + validate, A256KW + A256CBC-HS512", "JweRoundTrip", {"Enc": "A256CBC-HS512"})
-        row("IdentityModel key wrap alone (A256KW WrapKey, 32 B key, provider per token)", "IdentityModelKeyWrap",
-            {"Call": "WrapKey", "CekLength": 32, "Provider": "PerToken"})
-        row("Data Protection Protect + Unprotect, 32 B", "DataProtectionRoundTrip", {"Size": 32})
-        header = ["Benchmark", "Stock .NET 10", "Stock .NET 11", "CachedAes .NET 10", "CachedAes .NET 11",
-                  "Floor (P/Invoke)", "Speed-up vs .NET 10", "Speed-up vs .NET 11", "Allocated (stock 10 / 11 → cached 10 / 11)"]
-        return table(header, rows)
-
     # -- the document
 
     def write(self):
@@ -704,8 +668,8 @@ class Report:
             "TransformShapes": "Each shape as real code writes it (see `TransformBenchmarks.cs`): "
                                + "; ".join(f"**{k}**: {v}" for k, v in TRANSFORM_TITLES.items()) + ".\n",
             "JweRoundTrip": "`JsonWebTokenHandler.CreateToken` (A256KW key wrap, HS256 signature) then "
-                            "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` (the README's "
-                            "IdentityModel section). IdentityModel makes a key-wrap and a content provider per token.\n",
+                            "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` "
+                            "([docs/integrations.md](integrations.md#microsoftidentitymodel-jwe-cachedaesidentitymodel)). IdentityModel makes a key-wrap and a content provider per token.\n",
             "IdentityModelKeyWrap": "`KeyWrapProvider.WrapKey`/`UnwrapKey` from the factory: **PerToken** makes a provider "
                                     "per call and never releases it, as IdentityModel does per token; **Kept** reuses "
                                     "one provider (its AES instance and transform).\n",
@@ -773,8 +737,6 @@ class Report:
         ]) + "\n")
         with open(self.args.out, "w") as f:
             f.write("\n".join(out))
-        with open(os.path.join(self.args.work, "readme-table.md"), "w") as f:
-            f.write(self.readme_table() + "\n")
         return chart
 
     def rfc3394_table(self, type_name):
@@ -834,8 +796,7 @@ def main():
               f"{os.path.join(args.work, 'bdn', 'results')}", file=sys.stderr)
         return 1
     chart = report.write()
-    print(f"benchmark_report.py: wrote {args.out}" + (f" and {chart}" if chart else " (no chart: no Steady results)")
-          + f"; the README table: {os.path.join(args.work, 'readme-table.md')}")
+    print(f"benchmark_report.py: wrote {args.out}" + (f" and {chart}" if chart else " (no chart: no Steady results)"))
     return 0
 
 

@@ -26,7 +26,8 @@ setup_failed() {
 wine_install wine-dataprotection.sh "$out/apt.log" \
   || setup_failed "Wine is not installed, and installing wine, wine64 and libgnutls30 with apt-get failed"
 
-# net10.0 only (CachedAesTargetFrameworks): the package source has no .NET 11 win-x64 runtime packs.
+# net10.0 only (CachedAesTargetFrameworks): the development machines' package source has no .NET 11 win-x64 runtime
+# packs (see CONTRIBUTING.md).
 dotnet publish tests/CachedAes.DataProtection.WineCheck -c Release -r win-x64 --self-contained \
   -p:CachedAesTargetFrameworks=net10.0 -o "$out/app" > "$out/publish.log" 2>&1 \
   || { tail -30 "$out/publish.log"; setup_failed "publishing tests/CachedAes.DataProtection.WineCheck for win-x64 failed"; }

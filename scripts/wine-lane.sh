@@ -37,7 +37,8 @@ phase "installing Wine"
 
 # 2. The test app, self-contained for win-x64 (the runtime and host packs restore from the package source). It runs
 # CachedAes's net10.0 build on .NET 10: CachedAesTargetFrameworks=net10.0 keeps the library's net11.0 build out of
-# this restore, which would otherwise want .NET 11's win-x64 runtime packs (the package source has linux-x64 only).
+# this restore, which would otherwise want .NET 11's win-x64 runtime packs (the development machines'
+# package source has linux-x64 ones only; see CONTRIBUTING.md).
 dotnet publish tests/CachedAes.WineTests -c Release -r win-x64 --self-contained -p:CachedAesTargetFrameworks=net10.0 \
   -o "$out/app" > "$out/publish.log" 2>&1 \
   || { tail -30 "$out/publish.log"; setup_failed "publishing tests/CachedAes.WineTests for win-x64 failed"; }

@@ -76,8 +76,9 @@ internal static class BenchmarkSetup
     /// A mutator applied to every job (the quick job, or the jobs BenchmarkDotNet builds from the arguments).
     /// Out of process: BenchmarkDotNet restores and builds a generated project that references this one. The
     /// repository sets <c>MSBuildTreatWarningsAsErrors</c>, and in that restore MSBuild turns NuGet's NU1603
-    /// warnings (this machine's package source lacks some exact dependency versions of BenchmarkDotNet 0.14.0)
-    /// into errors, ignoring <c>WarningsNotAsErrors</c>, so the generated project fails to build. Turning the
+    /// warnings (given when the package source lacks an exact dependency version of BenchmarkDotNet 0.14.0, as the
+    /// development machines' source does; CONTRIBUTING.md, "Build and test") into errors, ignoring
+    /// <c>WarningsNotAsErrors</c>, so the generated project fails to build. Turning the
     /// MSBuild-level switch off for that internal build only fixes it; the normal build still treats every warning
     /// as an error. Analyzers are off in that internal build too (they do not change the compiled code and cost
     /// about half of its time). In process: the InProcessEmitToolchain (which rejects MSBuild arguments).

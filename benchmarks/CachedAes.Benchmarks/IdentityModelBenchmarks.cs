@@ -21,7 +21,7 @@ internal static class Jwe
 
     /// <summary>
     /// A factory of IdentityModel's own providers (stock <c>Aes</c>), or one switched to the CachedAes.IdentityModel
-    /// package's <see cref="CachedAesCryptoProvider"/> with <c>UseCachedAes()</c>, the README's setup for some keys only.
+    /// package's <see cref="CachedAesCryptoProvider"/> with <c>UseCachedAes()</c>, the setup docs/integrations.md gives for some keys only.
     /// </summary>
     public static CryptoProviderFactory Factory(bool cached) =>
         cached ? new CryptoProviderFactory().UseCachedAes() : new CryptoProviderFactory();

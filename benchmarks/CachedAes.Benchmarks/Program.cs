@@ -15,10 +15,10 @@ namespace CachedCryptography.Benchmarks;
 /// <list type="bullet">
 /// <item>no arguments (or <c>--quick</c>, or only options such as <c>--artifacts</c>): the cases marked
 /// <see cref="QuickSubsetAttribute"/> with the quick job, in process on .NET 10 and then on .NET 11 in a second process
-/// (<see cref="QuickRun"/>), and a table of both; about two minutes on 2 cores, builds included. With <c>--job</c>, the
-/// same cases in BenchmarkDotNet's own processes, both runtimes in one run.</item>
-/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); with
-/// <c>--job short</c> about an hour and a half.</item>
+/// (<see cref="QuickRun"/>), and a table of both (CONTRIBUTING.md has the time measured from a fresh clone). With
+/// <c>--job</c>, the same cases in BenchmarkDotNet's own processes, both runtimes in one run.</item>
+/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job; <c>--full --job short</c> is the report's
+/// run (CONTRIBUTING.md and the benchmarks README give the times).</item>
 /// <item><c>--job short|medium|long|default|dry</c>: the job every case runs with, once per runtime.</item>
 /// <item><c>--no-net11</c>: the .NET 10 job only.</item>
 /// <item><c>--cpu-intrinsics</c> (with <c>--job</c>, <c>--full</c> or <c>--filter</c>): each job once more with

@@ -14,8 +14,8 @@ namespace CachedCryptography.Benchmarks;
 /// The two runtimes every case is measured on, in one BenchmarkDotNet run: a job on .NET 10 (the host's runtime, the
 /// SDK's own toolchain) and the same job on .NET 11.0.0.
 /// <para>
-/// BenchmarkDotNet 0.14.0 knows no .NET 11, and this machine has no .NET 11 SDK, so the .NET 11 job gets a toolchain of
-/// its own (<see cref="Net11Toolchain"/>): the generated benchmark program targets net11.0 (the .NET 10 SDK builds it
+/// BenchmarkDotNet 0.14.0 knows no .NET 11, and the repository builds with the .NET 10 SDK alone, so the .NET 11 job gets
+/// a toolchain of its own (<see cref="Net11Toolchain"/>): the generated benchmark program targets net11.0 (the .NET 10 SDK builds it
 /// through build/Net11WithSdk10.props, which the repository's Directory.Build.props applies to the generated project
 /// too, since it is generated under this project's bin folder) and references CachedAes.Benchmarks.Net11 (these
 /// sources, built for net11.0 against CachedAes's lib/net11.0); the .NET 10 SDK's dotnet builds it, and the dotnet

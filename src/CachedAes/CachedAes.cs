@@ -24,8 +24,8 @@ namespace CachedCryptography;
 /// <para>
 /// <b>Threads.</b> Everything stock allows from several threads at once works the same way here, without locks and
 /// without waiting. A native handle is used by one call at a time; a call that finds the cached handle busy takes
-/// another from a small per-instance set, created on demand, that keeps at most one handle per processor for each
-/// mode and direction (beyond that, a call uses a handle of its own and frees it afterwards). A key change
+/// another from a small per-instance set, created on demand, that keeps at most one handle per processor (64 at most)
+/// for each mode and direction (beyond that, a call uses a handle of its own and frees it afterwards). A key change
 /// (<see cref="Key"/>, <see cref="SymmetricAlgorithm.SetKey(ReadOnlySpan{byte})"/>, <see cref="KeySize"/>,
 /// <see cref="GenerateKey"/>) is atomic: no call that starts after it returns uses an older key, while calls already
 /// running finish with the key they started with, as on stock; the handles made with the old key are released as

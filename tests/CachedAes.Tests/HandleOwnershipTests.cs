@@ -141,7 +141,8 @@ public sealed class HandleOwnershipTests
 
         Assert.All(results, r => Assert.Equal(expected, r));
 
-        // The handle from the first slot comes back to find every shared slot taken: it is released. One per processor stays.
+        // The handle from the first slot comes back to find every shared slot taken: it is released. One per shared slot
+        // stays (one per processor, 64 at most).
         Assert.Equal(perMode, cached.CachedCount(mode, encrypting));
         Assert.Equal(perMode, counted.LiveHandles);
         Assert.Equal(expected, Call());

@@ -69,7 +69,8 @@ public sealed class WineCngChecks(ITestOutputHelper output)
         }
         else if (RunSettings.WineVersion.StartsWith("8.", StringComparison.Ordinal))
         {
-            // The measured Wine 8.0 behaviour (see the README): this lane exists to prove the fallback catches it.
+            // Wine 8.0's behaviour as measured (docs/design.md, "Platforms, and what was run"): this lane exists to
+            // prove the fallback catches it.
             Assert.False(probe.RestartsAtSameIv);
             Assert.False(probe.WritesIvBack);
         }

@@ -6,7 +6,10 @@ using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core;
 
-/// <summary>The native handles of one epoch: one slot per mode and direction, then a slot per processor once threads contend.</summary>
+/// <summary>
+/// The native handles of one epoch: one slot per mode and direction, then a slot per processor (64 at most) once
+/// threads contend.
+/// </summary>
 /// <remarks>
 /// <para><b>Ownership.</b> A slot is empty, holds a handle nobody is using, or is reserved: marked busy by the one caller
 /// that holds its handle (or is making one for it). <see cref="TryRent"/> reserves a slot with one
@@ -21,10 +24,10 @@ namespace CachedCryptography.Core;
 /// started with. A key change re-keys or gives up every idle handle at once (<see cref="SweepHandles"/>).</para>
 /// <para><b>One thread, then several.</b> An epoch used by one thread at a time keeps one slot per mode and direction
 /// inline. The first time a caller finds that slot reserved, the epoch switches for good to shared slots: an array with
-/// one slot per processor for each mode and direction, each slot on a cache line of its own, and each thread starting at
-/// a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a cache line that another
-/// thread reads on every call (the inline slots sit beside the fields every call reads). A caller that finds every
-/// shared slot reserved uses a handle of its own for the call.</para>
+/// one slot per processor (64 at most) for each mode and direction, each slot on a cache line of its own, and each
+/// thread starting at a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a
+/// cache line that another thread reads on every call (the inline slots sit beside the fields every call reads). A
+/// caller that finds every shared slot reserved uses a handle of its own for the call.</para>
 /// <para><b>Release, and why a returned handle is never stranded.</b> Once the last holder has let go (the holder
 /// state reaches zero, see <c>KeyEpoch.Holders.cs</c>) all that is left is to give up the epoch's handles promptly. Two
 /// parties race: a caller giving a handle back stores it in its slot and then reads the holder count
