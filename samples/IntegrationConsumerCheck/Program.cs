@@ -111,18 +111,56 @@ try
     string? algorithm = keyFiles.Length == 1 ? (string?)XDocument.Load(keyFiles[0].FullName).Root?.Element("descriptor")?.Element("descriptor")?.Element("encryption")?.Attribute("algorithm") : null;
     Check(algorithm == typeof(CachedAes).AssemblyQualifiedName, $"the key names CachedAes ({algorithm})");
 
-    using (ServiceProvider stockServices = Build(useCachedAes: false))
+    // A new provider without UseCachedAes over the same ring: the key names CachedAes, and Data Protection uses what the
+    // key says, so this provider unprotects, and protects, with CachedAes too. It checks that an app reads the ring
+    // without the one line (as long as the CachedAes assembly is there), not that stock AES reads CachedAes's payloads.
+    using (ServiceProvider withoutLine = Build(useCachedAes: false))
     {
+        IDataProtector reader = withoutLine.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
+        foreach ((byte[] plaintext, byte[] payload) in payloads)
+        {
+            Check(reader.Unprotect(payload).AsSpan().SequenceEqual(plaintext), $"Data Protection {plaintext.Length} bytes, UseCachedAes -> a new provider without UseCachedAes (the key says CachedAes)");
+        }
+
+        byte[] byReader = reader.Protect([1, 2, 3]);
+        using ServiceProvider cachedAgain = Build(useCachedAes: true);
+        Check(cachedAgain.GetRequiredService<IDataProtectionProvider>().CreateProtector("check").Unprotect(byReader).AsSpan().SequenceEqual(new byte[] { 1, 2, 3 }),
+            "Data Protection, a provider without UseCachedAes (CachedAes, as the key says) -> a new UseCachedAes provider");
+    }
+
+    // Stock AES on the same master key: a second ring holding a copy of the key whose encryption algorithm is Aes (stock),
+    // so payloads really cross between CachedAes and stock AES, both ways.
+    DirectoryInfo stockKeys = Directory.CreateTempSubdirectory("cachedaes-integration-check-stock-");
+    try
+    {
+        if (keyFiles.Length == 1)
+        {
+            XDocument stockKey = XDocument.Load(keyFiles[0].FullName);
+            foreach (XElement encryption in stockKey.Descendants("encryption"))
+            {
+                encryption.SetAttributeValue("algorithm", "Aes");
+            }
+
+            stockKey.Save(Path.Combine(stockKeys.FullName, keyFiles[0].Name));
+        }
+
+        var stockServiceCollection = new ServiceCollection();
+        stockServiceCollection.AddDataProtection().SetApplicationName("integration-check").PersistKeysToFileSystem(stockKeys).DisableAutomaticKeyGeneration();
+        using ServiceProvider stockServices = stockServiceCollection.BuildServiceProvider();
         IDataProtector stock = stockServices.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
         foreach ((byte[] plaintext, byte[] payload) in payloads)
         {
-            Check(stock.Unprotect(payload).AsSpan().SequenceEqual(plaintext), $"Data Protection {plaintext.Length} bytes, UseCachedAes -> a new stock-configured provider");
+            Check(stock.Unprotect(payload).AsSpan().SequenceEqual(plaintext), $"Data Protection {plaintext.Length} bytes, CachedAes -> stock AES (the same key, its algorithm set to Aes)");
         }
 
-        byte[] byStock = stock.Protect([1, 2, 3]);
-        using ServiceProvider cachedAgain = Build(useCachedAes: true);
-        Check(cachedAgain.GetRequiredService<IDataProtectionProvider>().CreateProtector("check").Unprotect(byStock).AsSpan().SequenceEqual(new byte[] { 1, 2, 3 }),
-            "Data Protection, stock-configured -> a new UseCachedAes provider");
+        byte[] byStock = stock.Protect([4, 5, 6]);
+        using ServiceProvider cachedReader = Build(useCachedAes: true);
+        Check(cachedReader.GetRequiredService<IDataProtectionProvider>().CreateProtector("check").Unprotect(byStock).AsSpan().SequenceEqual(new byte[] { 4, 5, 6 }),
+            "Data Protection, stock AES -> CachedAes (the key ring naming CachedAes)");
+    }
+    finally
+    {
+        stockKeys.Delete(recursive: true);
     }
 }
 catch (Exception ex)

@@ -21,6 +21,14 @@ namespace CachedCryptography.IdentityModel;
 /// big-endian number). Decryption checks the tag in constant time before it decrypts anything.
 /// </para>
 /// <para>
+/// The split keys are made on first use from a copy of the content key (<see cref="AuthenticatedEncryptionProvider.GetKeyBytes"/>),
+/// which is zeroed once they are made, unless the key hands out the same array every time (then it is the key's own, and
+/// left alone). <see cref="Dispose(bool)"/> zeroes the split keys once no call is using them: a call already running
+/// finishes with the intact keys, and every call that starts after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>
+/// throws <see cref="ObjectDisposedException"/>, as IdentityModel's provider does (which does not zero its keys), so no
+/// output is ever made under a zeroed key.
+/// </para>
+/// <para>
 /// Each <see cref="Encrypt(byte[], byte[], byte[])"/> and <see cref="Decrypt"/> makes one CachedAes for the call and
 /// disposes it. The HMAC is computed with <see cref="IncrementalHash"/>, not through the key's
 /// <see cref="CryptoProviderFactory"/> (IdentityModel's provider asks that factory for a signature provider).
@@ -38,11 +46,16 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
 {
     private const int IvSize = 16;
 
+    // _state: bit 0 is set by Dispose; the rest counts the calls using the split keys (OneCall each). Changed only by
+    // interlocked operations, so a call either sees the bit and throws, or is counted before Dispose can zero the keys.
+    private const int Disposed = 1;
+    private const int OneCall = 2;
+
     private readonly Func<Aes> _createAes;
     private readonly int _halfKeySize;
     private readonly HashAlgorithmName _hmac;
     private readonly Lazy<SplitKey> _keys;
-    private bool _disposed;
+    private int _state;
 
     /// <summary>Creates the provider.</summary>
     /// <param name="key">The content-encryption key: a <see cref="SymmetricSecurityKey"/> or an octet
@@ -90,7 +103,61 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     {
         ThrowIfNullOrEmpty(plaintext, nameof(plaintext));
         ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
-        ObjectDisposedException.ThrowIf(_disposed, this);
+        EnterCall();
+        try
+        {
+            return EncryptCore(plaintext, authenticatedData, iv);
+        }
+        finally
+        {
+            ExitCall();
+        }
+    }
+
+    /// <summary>Checks the tag, then decrypts.</summary>
+    /// <param name="ciphertext">The ciphertext; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <param name="iv">The IV; not null or empty.</param>
+    /// <param name="authenticationTag">The tag; not null or empty.</param>
+    /// <returns>The plaintext.</returns>
+    public override byte[] Decrypt(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
+    {
+        ThrowIfNullOrEmpty(ciphertext, nameof(ciphertext));
+        ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
+        ThrowIfNullOrEmpty(iv, nameof(iv));
+        ThrowIfNullOrEmpty(authenticationTag, nameof(authenticationTag));
+        EnterCall();
+        try
+        {
+            return DecryptCore(ciphertext, authenticatedData, iv, authenticationTag);
+        }
+        finally
+        {
+            ExitCall();
+        }
+    }
+
+    /// <summary>True once the split keys were made and have been zeroed (a test seam).</summary>
+    internal bool KeysZeroed =>
+        _keys.IsValueCreated && !_keys.Value.Mac.AsSpan().ContainsAnyExcept((byte)0) && !_keys.Value.Aes.AsSpan().ContainsAnyExcept((byte)0);
+
+    /// <summary>
+    /// Marks the provider disposed; zeroes the split keys now if no call is using them, otherwise the last call to finish
+    /// zeroes them. Then lets IdentityModel's base release what it holds.
+    /// </summary>
+    /// <param name="disposing">True when called from <see cref="AuthenticatedEncryptionProvider.Dispose()"/>.</param>
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing && Interlocked.Or(ref _state, Disposed) == 0)
+        {
+            ZeroKeys();
+        }
+
+        base.Dispose(disposing);
+    }
+
+    private AuthenticatedEncryptionResult EncryptCore(byte[] plaintext, byte[] authenticatedData, byte[]? iv)
+    {
         SplitKey keys = _keys.Value;
 
         using Aes aes = _createAes();
@@ -115,19 +182,8 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         return new AuthenticatedEncryptionResult(Key, ciphertext, usedIv, Tag(keys.Mac, authenticatedData, usedIv, ciphertext));
     }
 
-    /// <summary>Checks the tag, then decrypts.</summary>
-    /// <param name="ciphertext">The ciphertext; not null or empty.</param>
-    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
-    /// <param name="iv">The IV; not null or empty.</param>
-    /// <param name="authenticationTag">The tag; not null or empty.</param>
-    /// <returns>The plaintext.</returns>
-    public override byte[] Decrypt(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
+    private byte[] DecryptCore(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
     {
-        ThrowIfNullOrEmpty(ciphertext, nameof(ciphertext));
-        ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
-        ThrowIfNullOrEmpty(iv, nameof(iv));
-        ThrowIfNullOrEmpty(authenticationTag, nameof(authenticationTag));
-        ObjectDisposedException.ThrowIf(_disposed, this);
         if (authenticationTag.Length != _halfKeySize)
         {
             throw new SecurityTokenDecryptionFailedException(
@@ -153,29 +209,65 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         }
     }
 
-    /// <summary>Zeroes the split key, then lets IdentityModel's base release what it holds.</summary>
-    /// <param name="disposing">True when called from <see cref="AuthenticatedEncryptionProvider.Dispose()"/>.</param>
-    protected override void Dispose(bool disposing)
+    /// <summary>Counts a call in, or throws <see cref="ObjectDisposedException"/> once the provider is disposed.</summary>
+    private void EnterCall()
     {
-        if (disposing && !_disposed)
+        int state = Volatile.Read(ref _state);
+        while (true)
         {
-            _disposed = true;
-            if (_keys.IsValueCreated)
+            ObjectDisposedException.ThrowIf((state & Disposed) != 0, this);
+            int seen = Interlocked.CompareExchange(ref _state, state + OneCall, state);
+            if (seen == state)
             {
-                CryptographicOperations.ZeroMemory(_keys.Value.Mac);
-                CryptographicOperations.ZeroMemory(_keys.Value.Aes);
+                return;
             }
-        }
 
-        base.Dispose(disposing);
+            state = seen;
+        }
     }
 
-    /// <summary>IdentityModel's key-size check, then the MAC key and the AES key.</summary>
+    /// <summary>Counts a call out; the last one out of a disposed provider zeroes the keys.</summary>
+    private void ExitCall()
+    {
+        if (Interlocked.Add(ref _state, -OneCall) == Disposed)
+        {
+            ZeroKeys();
+        }
+    }
+
+    // Runs once, when the provider is disposed and no call is counted in (none can start any more).
+    private void ZeroKeys()
+    {
+        if (_keys.IsValueCreated)
+        {
+            CryptographicOperations.ZeroMemory(_keys.Value.Mac);
+            CryptographicOperations.ZeroMemory(_keys.Value.Aes);
+        }
+    }
+
+    /// <summary>IdentityModel's key-size check, then the MAC key and the AES key; the copy of the content key is zeroed.</summary>
     private SplitKey Split()
     {
         ValidateKeySize(Key, Algorithm);
         byte[] keyBytes = GetKeyBytes(Key);
-        return new SplitKey(keyBytes.AsSpan(0, _halfKeySize).ToArray(), keyBytes.AsSpan(_halfKeySize, _halfKeySize).ToArray());
+
+        // GetKeyBytes returns a new copy for IdentityModel's keys (SymmetricSecurityKey.Key clones its array, and an octet
+        // JsonWebKey converts to one). A key type that overrides Key to hand out its own array would lose its key if that
+        // array were zeroed, so a second call tells the two apart: two different arrays are copies, both zeroed here.
+        byte[] again = GetKeyBytes(Key);
+        bool copies = !ReferenceEquals(keyBytes, again);
+        try
+        {
+            return new SplitKey(keyBytes.AsSpan(0, _halfKeySize).ToArray(), keyBytes.AsSpan(_halfKeySize, _halfKeySize).ToArray());
+        }
+        finally
+        {
+            if (copies)
+            {
+                CryptographicOperations.ZeroMemory(keyBytes);
+                CryptographicOperations.ZeroMemory(again);
+            }
+        }
     }
 
     private byte[] Tag(byte[] macKey, byte[] authenticatedData, byte[] iv, byte[] ciphertext)

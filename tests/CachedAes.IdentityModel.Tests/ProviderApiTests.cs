@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Security.Cryptography;
 using System.Text;
+using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.IdentityModel.JsonWebTokens;
 using Microsoft.IdentityModel.Tokens;
@@ -223,6 +224,94 @@ public sealed class ProviderApiTests
         Assert.IsType<ObjectDisposedException>(Record.Exception(() => cached.Encrypt(Bytes(20, 16), s_aad)));
     }
 
+    /// <summary>
+    /// Dispose while a call is running (held inside the provider's AES step): the call finishes with the intact keys, so
+    /// its output is what stock makes with the real key; a call that starts afterwards throws as stock's does; the keys
+    /// are zeroed once the running call is done.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(AllEncs))]
+    public async Task Dispose_during_a_call_lets_it_finish_with_the_key_and_zeroes_the_keys_after_it(string enc, int cekLength)
+    {
+        var key = new SymmetricSecurityKey(Bytes(cekLength, 40));
+        using var stock = new AuthenticatedEncryptionProvider(key, enc);
+        byte[] plaintext = Bytes(40, 41);
+        byte[] iv = Bytes(16, 42);
+        AuthenticatedEncryptionResult expected = stock.Encrypt(plaintext, s_aad, iv);
+
+        foreach (bool encrypting in new[] { true, false })
+        {
+            using var inside = new ManualResetEventSlim();
+            using var proceed = new ManualResetEventSlim();
+            var cached = new CachedAesCbcHmacProvider(key, enc, () =>
+            {
+                inside.Set();
+                Assert.True(proceed.Wait(TimeSpan.FromSeconds(30)), "the held call was never let go");
+                return CachedAes.Create();
+            });
+
+            Task<byte[][]> running = Task.Run(() =>
+            {
+                if (!encrypting)
+                {
+                    return new[] { cached.Decrypt(expected.Ciphertext, s_aad, iv, expected.AuthenticationTag) };
+                }
+
+                AuthenticatedEncryptionResult r = cached.Encrypt(plaintext, s_aad, iv);
+                return new[] { r.Ciphertext, r.AuthenticationTag };
+            });
+            Assert.True(inside.Wait(TimeSpan.FromSeconds(30)), "the call never reached its AES step");
+            cached.Dispose();
+            Assert.IsType<ObjectDisposedException>(Record.Exception(() => cached.Encrypt(plaintext, s_aad, iv)));
+            Assert.IsType<ObjectDisposedException>(Record.Exception(() => cached.Decrypt(expected.Ciphertext, s_aad, iv, expected.AuthenticationTag)));
+            Assert.False(cached.KeysZeroed);
+
+            proceed.Set();
+            byte[][] result = await running;
+            if (encrypting)
+            {
+                Assert.Equal(expected.Ciphertext, result[0]);
+                Assert.Equal(expected.AuthenticationTag, result[1]);
+            }
+            else
+            {
+                Assert.Equal(plaintext, result[0]);
+            }
+
+            Assert.True(cached.KeysZeroed);
+        }
+    }
+
+    /// <summary>
+    /// The copies of the content key the provider asks for are zeroed once it has split them; a key that hands out its
+    /// own array every time keeps it intact (and keeps working).
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(AllEncs))]
+    public void The_copies_of_the_content_key_are_zeroed_and_a_keys_own_array_is_not(string enc, int cekLength)
+    {
+        byte[] cek = Bytes(cekLength, 43);
+        using var stock = new AuthenticatedEncryptionProvider(new SymmetricSecurityKey(cek), enc);
+        byte[] iv = Bytes(16, 44);
+        AuthenticatedEncryptionResult expected = stock.Encrypt(Bytes(30, 45), s_aad, iv);
+
+        var copying = new RecordingKey(cek, shareOwnArray: false);
+        using (var cached = new CachedAesCbcHmacProvider(copying, enc))
+        {
+            Assert.Equal(expected.Ciphertext, cached.Encrypt(Bytes(30, 45), s_aad, iv).Ciphertext);
+            Assert.NotEmpty(copying.HandedOut);
+            Assert.All(copying.HandedOut, copy => Assert.Equal(new byte[cekLength], copy));
+        }
+
+        var sharing = new RecordingKey(cek, shareOwnArray: true);
+        for (int i = 0; i < 2; i++)
+        {
+            using var cached = new CachedAesCbcHmacProvider(sharing, enc);
+            Assert.Equal(expected.AuthenticationTag, cached.Encrypt(Bytes(30, 45), s_aad, iv).AuthenticationTag);
+            Assert.All(sharing.HandedOut, array => Assert.Equal(cek, array));
+        }
+    }
+
     /// <summary>A content key shorter than the algorithm needs: accepted by both constructors, refused by both on use.</summary>
     [Theory]
     [MemberData(nameof(AllEncs))]
@@ -335,6 +424,28 @@ public sealed class ProviderApiTests
         Assert.True(s.GetType() == c.GetType(), $"stock threw {s.GetType().FullName}: {s.Message}; CachedAes threw {c.GetType().FullName}: {c.Message}");
         Assert.Equal((s as ArgumentException)?.ParamName, (c as ArgumentException)?.ParamName);
         return s;
+    }
+
+    /// <summary>A symmetric key that records the arrays its <see cref="Key"/> hands out: new copies, or its own array every time.</summary>
+    private sealed class RecordingKey(byte[] key, bool shareOwnArray) : SymmetricSecurityKey(key)
+    {
+        private readonly byte[] _own = (byte[])key.Clone();
+
+        public List<byte[]> HandedOut { get; } = [];
+
+        public override byte[] Key
+        {
+            get
+            {
+                byte[] bytes = shareOwnArray ? _own : base.Key;
+                lock (HandedOut)
+                {
+                    HandedOut.Add(bytes);
+                }
+
+                return bytes;
+            }
+        }
     }
 
     private sealed class OtherProvider : ICryptoProvider

@@ -538,6 +538,10 @@ internal sealed partial class KeyEpoch
             if (disposal == HandleDisposal.FreeFromFinalizer)
             {
                 cipher.FreeFromFinalizer();
+
+                // A static interlocked increment, no listener call: a finalizer touches only what its object owns
+                // (docs/design-notes.md, "Native ownership"); the meter reads the total on a listener's thread.
+                CachedAesMetrics.FinalizedHandles.Add();
             }
             else
             {
@@ -546,7 +550,7 @@ internal sealed partial class KeyEpoch
         }
     }
 
-    // Every handle a live epoch gives up goes through here (the finalizer frees directly, uncounted).
+    // Every handle a live epoch gives up goes through here (the finalizer frees directly, counted apart).
     private static void GiveBack(BlockCipher cipher)
     {
         cipher.Release();
