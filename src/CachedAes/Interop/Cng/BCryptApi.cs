@@ -1,9 +1,12 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.Versioning;
 
 namespace CachedCryptography.Interop.Cng;
 
 /// <summary>The real <see cref="IBCryptApi"/>: straight calls into <c>bcrypt.dll</c>.</summary>
+/// <remarks>Every method that makes a native call is never inlined, so that the call is made inline with the vector
+/// registers' upper halves cleared before it (docs/design-notes.md, "Native calls out of line").</remarks>
 [SupportedOSPlatform("windows")]
 internal sealed unsafe class BCryptApi : IBCryptApi
 {
@@ -12,6 +15,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
 
     private BCryptApi() { }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
     {
         // A pinned C# string is NUL-terminated, as LPCWSTR requires.
@@ -21,6 +25,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int SetProperty(nint handle, string property, ReadOnlySpan<byte> value)
     {
         fixed (char* pProperty = property)
@@ -30,8 +35,10 @@ internal sealed unsafe class BCryptApi : IBCryptApi
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int CloseAlgorithmProvider(nint algorithm) => BCrypt.BCryptCloseAlgorithmProvider(algorithm, 0);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int GetObjectLength(nint algorithm, out int length)
     {
         uint value = 0;
@@ -46,6 +53,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
         return status;
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
     {
         int status;
@@ -70,8 +78,10 @@ internal sealed unsafe class BCryptApi : IBCryptApi
     public int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         => Run(encrypt: false, key, input, iv, output, out written);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int DestroyKey(nint key) => BCrypt.BCryptDestroyKey(key);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     private static int Run(bool encrypt, nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
     {
         int status;

@@ -30,6 +30,12 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// holding the handle uses it, so no reference counting is needed per call. Short inputs go through
 /// <see cref="Libcrypto.EVP_CipherUpdateShort"/> (no GC transition). Failures come back as return values; there is no
 /// exception handler around the native call.</para>
+/// <para><b>Native calls out of line.</b> Every method here that makes a native call with the GC transition (keying,
+/// re-keying, reset, free, long updates) is never inlined and has no exception handler. The JIT then makes the call
+/// inline and clears the upper halves of the vector registers before it; inlined into a caller with an exception
+/// handler, the call would go through a stub that leaves them as the managed code left them, and OpenSSL's SSE code
+/// would then run with AVX-to-SSE transition penalties (measured: docs/design-notes.md, "Native calls
+/// out of line").</para>
 /// </remarks>
 internal sealed unsafe class OpenSslCipher : BlockCipher
 {
@@ -63,6 +69,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
     /// <summary>A new, empty context.</summary>
     /// <exception cref="CryptographicException"><c>EVP_CIPHER_CTX_new</c> failed.</exception>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static OpenSslCipher CreateEmpty(OpenSslContextPool pool)
     {
         // The object first: once the native call has succeeded, nothing can fail before the context has its owner.
@@ -81,6 +88,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     /// Keys an empty (new or reset) context with the cipher of <paramref name="ciphers"/> (the backend's) for the mode and
     /// key size; false on failure (then <see cref="Discard"/> it).
     /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal bool TryKey(IntPtr[] ciphers, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         IntPtr cipher = CipherFor(ciphers, mode, key.Length);
@@ -114,6 +122,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     }
 
     /// <summary>Frees the context: one that never became a live handle (keying failed), a faulted one, or one trimmed from the pool.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal void Discard()
     {
         IntPtr ctx = _ctx;
@@ -154,6 +163,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     /// provider parameter query that costs about a quarter of the re-key (docs/design-notes.md, "Re-keying in place").
     /// A key of another size needs another cipher: the context is reset (cleansed) and keyed afresh.
     /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public override bool TryRekey(ReadOnlySpan<byte> key)
     {
         Debug.Assert(_ciphers is not null && !IsFaulted);
@@ -177,6 +187,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     public override CryptographicException CreateFailure() =>
         _failedCall is null ? Errors.NoFailureRecorded("OpenSSL") : Libcrypto.CreateException(_failedCall);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public override void Release()
     {
         // No key survives release: EVP_CIPHER_CTX_reset frees the cipher state, cleansing the key schedule, and
