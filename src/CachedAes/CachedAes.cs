@@ -105,6 +105,15 @@ public sealed partial class CachedAes : Aes
         set => SetKey(value);
     }
 
+    /// <summary>Gets the key sizes AES supports: 128 to 256 bits in steps of 64.</summary>
+    /// <value>A new array on every call, as stock's, holding the same (immutable) <see cref="KeySizes"/>.</value>
+    /// <remarks>
+    /// Stock copies the array with <see cref="Array.Clone"/>; a new array filled here gives the same result at a
+    /// fraction of the cost, and <see cref="SymmetricAlgorithm.ValidKeySize"/> reads this on every <c>Key</c> and
+    /// <c>SetKey</c> (docs/design-notes.md, "Key size checks").
+    /// </remarks>
+    public override KeySizes[] LegalKeySizes => [.. LegalKeySizesValue!];
+
     /// <summary>Gets or sets the key size in bits. Setting it discards the current key and its native handles.</summary>
     /// <exception cref="CryptographicException">The size is not 128, 192 or 256.</exception>
     public override int KeySize
