@@ -2,12 +2,12 @@
 # One command for the benchmark report: runs the layer breakdown and the BenchmarkDotNet suite (every case on .NET 10
 # and on .NET 11.0.0, with the native floor measured as rows of the same run), then writes docs/benchmarks.md and the
 # chart docs/benchmarks.png (made with gnuplot from BenchmarkDotNet's JSON export). Commit both; the README shows the
-# chart. The README's numbers table is written to artifacts/benchmark-report/readme-table.md from the same numbers.
+# chart.
 #
 #   bash scripts/benchmark-report.sh [--quick | --full] [--no-breakdown] [--label TEXT] [--baseline FILE]
 #                                    [-- BenchmarkDotNet args]
 #
-#   --quick (default)  the suite's quick mode (about 5 minutes), plus the breakdown (~5 min)
+#   --quick (default)  the suite's quick mode (benchmarks/CachedAes.Benchmarks/README.md), plus the breakdown (~5 min)
 #   --full             every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); add
 #                      `-- --job short` for every benchmark with the short job instead (about 1.5 hours)
 #   --no-breakdown     skip the callgrind breakdown (the report then says it was not measured)
@@ -106,9 +106,25 @@ fi
 echo "== 3/3 report and chart" >&2
 python3 scripts/benchmark_report.py --work "$work" --out "$out_dir/benchmarks.md" --chart "$out_dir/benchmarks.png" \
   --label "$label" "${baseline_args[@]}"
-export_json=$(ls -t "$work"/bdn/results/*-report-brief.json 2>/dev/null | head -n 1)
-if [ -n "$export_json" ]; then cp "$export_json" "$out_dir/benchmarks.json"; fi
+export_json=$(ls -t "$work"/bdn/results/*-report-brief.json 2>/dev/null | head -n 1 || true)
+if [ -n "$export_json" ]; then
+  cp "$export_json" "$out_dir/benchmarks.json"
+elif compgen -G "$work/bdn/net1[01]/results/*-report-brief.json" >/dev/null; then
+  # The quick mode measures each runtime in a process of its own (QuickRun.cs), each with its own export: one file
+  # with both runtimes' rows, so that a later --baseline reads them all.
+  python3 - "$out_dir/benchmarks.json" "$work"/bdn/net1[01]/results/*-report-brief.json <<'PY'
+import json, sys
+merged = None
+for path in sys.argv[2:]:
+    data = json.load(open(path))
+    if merged is None:
+        merged = data
+    else:
+        merged["Benchmarks"] += data.get("Benchmarks", [])
+json.dump(merged, open(sys.argv[1], "w"), indent=2)
+PY
+fi
 # The chart's data and gnuplot script stay with the intermediate files.
 mv -f "$out_dir/benchmarks.dat" "$out_dir/benchmarks.gp" "$work/" 2>/dev/null || true
-echo "benchmark-report.sh: wrote $out_dir/benchmarks.md, .png and .json; the README table: $work/readme-table.md" >&2
+echo "benchmark-report.sh: wrote $out_dir/benchmarks.md, .png and .json" >&2
 exit "$suite_status"

@@ -4,13 +4,14 @@
 Inputs (in the work folder the shell script fills):
   bdn/results/*-report-brief.json   BenchmarkDotNet's own JSON export (JsonExporter.Brief): the suite's results, every
                                     case on .NET 10 and on .NET 11 (jobs whose ids end in -net10 and -net11), the native
-                                    floor included (the Floor and StockNativeSequence rows, measured in the same run)
+                                    floor included (the Floor and StockNativeSequence rows, measured in the same run);
+                                    the quick mode (QuickRun.cs) writes one per runtime, under bdn/net10/results and
+                                    bdn/net11/results
   benchmarks.log                    the suite's console output: the .NET 11 runtime's version, and the ExceptionCount
                                     lines of the shared-instance benchmarks
   breakdown.csv                     benchmarks/CachedAes.Breakdown/breakdown.sh (optional)
   env.txt                           key=value lines: machine, OS, command, load averages, commit
-Outputs: the markdown report, the chart's data file and gnuplot script next to it, the PNG (gnuplot), and
-readme-table.md in the work folder (the README's numbers table, made from the same numbers).
+Outputs: the markdown report, the chart's data file and gnuplot script next to it, and the PNG (gnuplot).
 
 Only the Python standard library is used. Every table is built from the exported numbers; nothing is typed in.
 """
@@ -82,9 +83,16 @@ def read_bdn_files(paths):
             stats = b.get("Statistics") or {}
             memory = b.get("Memory") or {}
             job = re.sub(r"^[^:]*: ", "", b.get("DisplayInfo", "")).split("(")[0].strip()
+            method = b["Method"]
+            if "-cpu-" in job:
+                # A job of --cpu-intrinsics (Runtimes.CpuIntrinsicsJobs): its Cached rows are the CPU intrinsics
+                # backend, kept as method "CachedCpu"; its other rows repeat the platform job's work and are left out.
+                if method != "Cached":
+                    continue
+                method = "CachedCpu"
             benchmarks.append({
                 "type": b["Type"],
-                "method": b["Method"],
+                "method": method,
                 "params": params,
                 "mean": stats.get("Mean"),
                 "median": stats.get("Median"),
@@ -185,7 +193,8 @@ class Report:
     def __init__(self, args):
         self.args = args
         self.benchmarks, self.host = read_bdn_files(
-            sorted(glob.glob(os.path.join(args.work, "bdn", "results", "*-report-brief.json"))))
+            sorted(glob.glob(os.path.join(args.work, "bdn", "results", "*-report-brief.json"))
+                   + glob.glob(os.path.join(args.work, "bdn", "net1[01]", "results", "*-report-brief.json"))))
         log = os.path.join(args.work, "benchmarks.log")
         self.exceptions = read_exception_counts(log)
         self.runtime_versions = read_runtime_versions(log)
@@ -346,7 +355,7 @@ class Report:
 
     def targets(self):
         rows = []
-        # Issue 18: against stock .NET 11, CachedAes on .NET 11 (its net11.0 build, as a net11.0 app runs it).
+        # Against stock .NET 11: CachedAes on .NET 11 (its net11.0 build, as a net11.0 app runs it).
         for op in CIPHER_OPS:
             s, c = self.value("EcbCbcSteady", "Stock", "net11", Operation=op, Size=16), \
                 self.value("EcbCbcSteady", "Cached", "net11", Operation=op, Size=16)
@@ -376,7 +385,7 @@ class Report:
         if calls is not None:
             rows.append(["(for comparison) stock .NET 11, one instance shared", f"{bad:,} of {calls:,} calls threw",
                          "EcbCbcShared log", "—"])
-        # Issue 17: transforms against stock on the same runtime.
+        # Transforms against stock on the same runtime.
         transform_targets = [("KeptCreateEncryptor", 0.15), ("ReusedTransform", 0.2), ("KeptCryptoStreamWrite", 0.35),
                              ("KeptCryptoStreamWriteDisposed", 0.35), ("KeptCryptoStreamRead", 0.35),
                              ("KeptCryptoStreamReadDisposed", 0.35), ("NewInstance", 0.45)]
@@ -406,7 +415,7 @@ class Report:
                 rows.append([f"Transforms, {RUNTIME_NAMES[runtime]}: allocations no more than stock's",
                              "none more" if not heavier else "; ".join(heavier), "TransformShapes",
                              "yes" if not heavier else "**no**"])
-        # Issues 8 and 9 (.NET 10), the floor now measured in the same run.
+        # A steady 16 B call against the native floor of the same run (.NET 10).
         for op, limit in [("EncryptEcb", 2.0), ("DecryptEcb", 2.0), ("EncryptCbc", 2.5), ("DecryptCbc", 2.5)]:
             c, f = self.value("EcbCbcSteady", "Cached", "net10", Operation=op, Size=16), \
                 self.value("EcbCbcSteady", "Floor", "net10", Operation=op, Size=16)
@@ -575,44 +584,6 @@ class Report:
         subprocess.run(["gnuplot", os.path.basename(script)], cwd=os.path.dirname(os.path.abspath(png)), check=True)
         return png
 
-    # -- the README's numbers table, from the same numbers
-
-    def readme_table(self):
-        rows = []
-
-        def row(label, type_name, params, floor=None):
-            s10, s11 = self.get(type_name, "Stock", "net10", **params), self.get(type_name, "Stock", "net11", **params)
-            c10, c11 = self.get(type_name, "Cached", "net10", **params), self.get(type_name, "Cached", "net11", **params)
-            f10 = self.get(type_name, floor, "net10", **params) if floor else None
-            if not any((s10, s11, c10, c11)):
-                return
-            allocs = f"{alloc(s10 and s10['alloc'])} / {alloc(s11 and s11['alloc'])} → " \
-                     f"{alloc(c10 and c10['alloc'])} / {alloc(c11 and c11['alloc'])}"
-            rows.append([label, cell(s10), cell(s11), cell(c10), cell(c11), cell(f10) if f10 else "",
-                         times(divide(mean(s10), mean(c10))), times(divide(mean(s11), mean(c11))), allocs])
-
-        for op in CIPHER_OPS:
-            row(f"Steady (one keyed instance reused): {op}, 16 B", "EcbCbcSteady", {"Operation": op, "Size": 16}, "Floor")
-        row("Steady: EncryptCbc, 16 KiB", "EcbCbcSteady", {"Operation": "EncryptCbc", "Size": 16384}, "Floor")
-        for op in ("EncryptCbc", "DecryptCbc"):
-            row(f"Single (new instance, key, one call): {op}, 16 B", "EcbCbcSingle", {"Operation": op, "Size": 16},
-                "StockNativeSequence")
-        row("Twice (new instance, key, two calls): EncryptCbc, 16 B", "EcbCbcTwice", {"Operation": "EncryptCbc", "Size": 16})
-        row("Steady: EncryptKeyWrapPadded (RFC 5649), 32 B", "KwpSteady", {"Operation": "EncryptKeyWrapPadded", "Length": 32}, "Floor")
-        row("Steady: DecryptKeyWrapPadded, 4096 B", "KwpSteady", {"Operation": "DecryptKeyWrapPadded", "Length": 4096}, "Floor")
-        row("Steady: EncryptKeyWrap (RFC 3394), 32 B ¹", "Rfc3394Steady", {"Operation": "EncryptKeyWrap", "Length": 32}, "Floor")
-        for shape in ("KeptCreateEncryptor", "KeptCreateEncryptorKeyIv", "KeptCreateDecryptor", "KeptCryptoStreamWrite",
-                      "KeptCryptoStreamRead", "ReusedTransform", "NewInstance"):
-            row(f"Transform, {TRANSFORM_TITLES[shape]}, 16 B", "TransformShapes", {"Shape": shape, "Size": 16})
-        row("IdentityModel JWE create + validate, A256KW + A128CBC-HS256", "JweRoundTrip", {"Enc": "A128CBC-HS256"})
-        row("IdentityModel JWE create + validate, A256KW + A256CBC-HS512", "JweRoundTrip", {"Enc": "A256CBC-HS512"})
-        row("IdentityModel key wrap alone (A256KW WrapKey, 32 B key, provider per token)", "IdentityModelKeyWrap",
-            {"Call": "WrapKey", "CekLength": 32, "Provider": "PerToken"})
-        row("Data Protection Protect + Unprotect, 32 B", "DataProtectionRoundTrip", {"Size": 32})
-        header = ["Benchmark", "Stock .NET 10", "Stock .NET 11", "CachedAes .NET 10", "CachedAes .NET 11",
-                  "Floor (P/Invoke)", "Speed-up vs .NET 10", "Speed-up vs .NET 11", "Allocated (stock 10 / 11 → cached 10 / 11)"]
-        return table(header, rows)
-
     # -- the document
 
     def write(self):
@@ -657,9 +628,9 @@ class Report:
             out.append(f"![ns per call against size, stock .NET 10 and .NET 11 vs CachedAes vs the native floor]"
                        f"({os.path.basename(chart)})\n")
         out.append("## Targets\n")
-        out.append("Issue 18 (against stock .NET 11, CachedAes on .NET 11), issue 17 (transforms, against stock on "
-                   "the same runtime), and the earlier issues 8 and 9 (.NET 10, against the floor measured in this "
-                   "run). **From** names the class and the two means divided.\n")
+        out.append("Against stock .NET 11 (CachedAes on .NET 11), transforms (against stock on the same runtime), and "
+                   "against the native floor (.NET 10, measured in this run). **From** names the class and the two "
+                   "means divided.\n")
         out.append(self.targets() + "\n")
         p_cipher = [("Operation", "Operation"), ("Size", "Size")]
         p_wrap = [("Operation", "Operation"), ("Length", "Length")]
@@ -694,11 +665,11 @@ class Report:
                             "throws on overlapping calls: the benchmark counts those exceptions instead of failing, and "
                             "its time per call includes them (shown in bold). **failed**: the benchmark's own check "
                             "failed (a CachedAes call threw or returned wrong bytes).\n",
-            "TransformShapes": "Each shape as real code writes it (see `TransformShapes.cs`): "
+            "TransformShapes": "Each shape as real code writes it (see `TransformBenchmarks.cs`): "
                                + "; ".join(f"**{k}**: {v}" for k, v in TRANSFORM_TITLES.items()) + ".\n",
             "JweRoundTrip": "`JsonWebTokenHandler.CreateToken` (A256KW key wrap, HS256 signature) then "
-                            "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` (the README's "
-                            "IdentityModel section). IdentityModel makes a key-wrap and a content provider per token.\n",
+                            "`ValidateTokenAsync`; CachedAes through `CachedAesCryptoProvider` "
+                            "([docs/integrations.md](integrations.md#microsoftidentitymodel-jwe-cachedaesidentitymodel)). IdentityModel makes a key-wrap and a content provider per token.\n",
             "IdentityModelKeyWrap": "`KeyWrapProvider.WrapKey`/`UnwrapKey` from the factory: **PerToken** makes a provider "
                                     "per call and never releases it, as IdentityModel does per token; **Kept** reuses "
                                     "one provider (its AES instance and transform).\n",
@@ -717,6 +688,21 @@ class Report:
             if type_name not in known:
                 out.append(f"## {type_name}\n")
                 out.append(self.comparison_table(type_name, [(k, k) for k in self.by_type[type_name][0]["params"]]) + "\n")
+        cpu_types = [t for t in self.by_type if any(b["method"] == "CachedCpu" for b in self.by_type[t])]
+        if cpu_types:
+            out.append("## The opt-in CPU intrinsics backend\n")
+            out.append("Measured in the same run by the `--cpu-intrinsics` jobs (`CACHEDAES_USE_CPU_INTRINSICS=1` in the "
+                       "benchmark process; each such process checks that CachedAes chose `CpuIntrinsics`). Here the "
+                       "**CachedAes** columns are that backend; stock and the reference come from the platform jobs "
+                       "of the same run, and the platform backend's own figures are in the sections above.\n")
+            references = {"EcbCbcSteady": ("Floor", "Floor"), "KwpSteady": ("Floor", "Floor"),
+                          "EcbCbcSingle": ("StockNativeSequence", "Native sequence"),
+                          "PerMessage": ("BouncyCastle", "BouncyCastle")}
+            for type_name in cpu_types:
+                reference, title = references.get(type_name, (None, None))
+                out.append(f"### {type_name}\n")
+                out.append(self.comparison_table(type_name, [(k, k) for k in self.by_type[type_name][0]["params"]],
+                                                 reference, title, cached="CachedCpu") + "\n")
         out.append("## Where a steady 16 B call goes\n")
         out.append("Instructions per call under `valgrind --tool=callgrind` (repeatable on a busy machine; the "
                    "difference of two call counts, median of four rounds) and native nanoseconds per call "
@@ -751,8 +737,6 @@ class Report:
         ]) + "\n")
         with open(self.args.out, "w") as f:
             f.write("\n".join(out))
-        with open(os.path.join(self.args.work, "readme-table.md"), "w") as f:
-            f.write(self.readme_table() + "\n")
         return chart
 
     def rfc3394_table(self, type_name):
@@ -812,8 +796,7 @@ def main():
               f"{os.path.join(args.work, 'bdn', 'results')}", file=sys.stderr)
         return 1
     chart = report.write()
-    print(f"benchmark_report.py: wrote {args.out}" + (f" and {chart}" if chart else " (no chart: no Steady results)")
-          + f"; the README table: {os.path.join(args.work, 'readme-table.md')}")
+    print(f"benchmark_report.py: wrote {args.out}" + (f" and {chart}" if chart else " (no chart: no Steady results)"))
     return 0
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Consumer test for the CachedAes NuGet package.
+# Consumer test for the CachedAes NuGet packages: CachedAes and its integration packages CachedAes.IdentityModel and
+# CachedAes.DataProtection.
 #
-#  1. Packs src/CachedAes (Release) into a fresh local folder and checks the .nupkg and .snupkg
-#     (files, license expression, readme, repository commit, release notes).
+#  1. Packs src/CachedAes, src/CachedAes.IdentityModel and src/CachedAes.DataProtection (Release, one version) into a
+#     fresh local folder and checks each .nupkg and .snupkg (files, license expression, readme, repository commit,
+#     release notes, dependencies).
 #  2. Restores samples/PackageConsumerCheck, which references the package by id and version only,
 #     with CachedAes mapped to that folder alone and a private NuGet packages folder (so no
 #     cached copy of the same version can stand in), then runs it and checks its output.
@@ -10,7 +12,11 @@
 #  4. Publishes the sample with native AOT, with zero warnings, and runs the native binary. When
 #     this machine cannot (missing native AOT packs or no C toolchain) the step is reported as
 #     SKIP with the reason, or as FAIL when CACHEDAES_REQUIRE_AOT=1.
-#  Steps 2-4 run twice: the sample as a net10.0 app (it gets lib/net10.0, runs on .NET 10) and as a
+#  5. Restores samples/IntegrationConsumerCheck, a fresh app that references the two integration packages by id and
+#     version only (CachedAes comes as their dependency) and switches IdentityModel JWE and Data Protection on with
+#     their one line each, from the same local folder alone, runs it and checks its output. (Not published trimmed
+#     or native AOT: IdentityModel and Data Protection themselves are not trimming-safe.)
+#  Steps 2-5 run twice: the sample as a net10.0 app (it gets lib/net10.0, runs on .NET 10) and as a
 #  net11.0 app (lib/net11.0; its framework-dependent build runs on the .NET 11.0.0 runtime that
 #  scripts/install-dotnet11-runtime.sh lays out from the package source, the self-contained ones carry
 #  11.0.0 themselves). With only the .NET 10 SDK, the net11.0 builds use build/Net11WithSdk10.props,
@@ -34,9 +40,12 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 project="$repo/src/CachedAes/CachedAes.csproj"
+integration_ids=(CachedAes.IdentityModel CachedAes.DataProtection)
 sample_dir="$repo/samples/PackageConsumerCheck"
 sample="$sample_dir/PackageConsumerCheck.csproj"
 sample_bin=PackageConsumerCheck
+integration_dir="$repo/samples/IntegrationConsumerCheck"
+integration_sample="$integration_dir/IntegrationConsumerCheck.csproj"
 
 work_is_temp=0
 if [[ -n "${CACHEDAES_CONSUMER_WORK:-}" ]]; then
@@ -163,6 +172,54 @@ if [[ ${#problems[@]} -eq 0 ]]; then
 else
   for p in "${problems[@]}"; do fail "$p"; done
 fi
+
+# The integration packages, packed with the same version (their dependency on CachedAes names it exactly).
+for id in "${integration_ids[@]}"; do
+  if run "pack-$id" dotnet pack "$repo/src/$id/$id.csproj" -c Release -o "$feed" "${version_args[@]}"; then
+    pass "dotnet pack $id (Release) into $feed"
+  else
+    fail "dotnet pack $id failed"
+    continue
+  fi
+  inupkg="$feed/$id.$version.nupkg"
+  isnupkg="$feed/$id.$version.snupkg"
+  ipkg_warnings=$(warnings_in "$logs/pack-$id.log")
+  [[ -z "$ipkg_warnings" ]] || { fail "dotnet pack $id printed warnings:"; echo "$ipkg_warnings"; }
+  iproblems=()
+  if [[ -f "$inupkg" && -f "$isnupkg" ]]; then
+    ientries=$(zip_list "$inupkg")
+    for entry in PACKAGE.md "$id.nuspec" "lib/net10.0/$id.dll" "lib/net10.0/$id.xml" "lib/net11.0/$id.dll" "lib/net11.0/$id.xml"; do
+      grep -qxF "$entry" <<<"$ientries" || iproblems+=("$id nupkg lacks $entry")
+    done
+    iother=$(grep '^lib/' <<<"$ientries" | grep -vE "^lib/net1[01]\.0/${id//./\\.}\.(dll|xml)\$" || true)
+    [[ -z "$iother" ]] || iproblems+=("$id nupkg has other lib/ entries: $(paste -sd' ' - <<<"$iother")")
+    for pdb in "lib/net10.0/$id.pdb" "lib/net11.0/$id.pdb"; do
+      grep -qxF "$pdb" <<<"$(zip_list "$isnupkg")" || iproblems+=("$id snupkg lacks $pdb")
+    done
+    inuspec=$(zip_cat "$inupkg" "$id.nuspec")
+    for want in "<id>$id</id>" "<version>$version</version>" '<license type="expression">MIT</license>' '<readme>PACKAGE.md</readme>' \
+      '<repository type="git" url="https://github.com/cachedaes/CachedAes"' '<releaseNotes>' \
+      "<dependency id=\"CachedAes\" version=\"$version\"" '<group targetFramework="net10.0">' '<group targetFramework="net11.0">'; do
+      grep -qF -- "$want" <<<"$inuspec" || iproblems+=("$id nuspec lacks $want")
+    done
+    if git -C "$repo" rev-parse --verify -q HEAD >/dev/null; then
+      grep -qF "commit=\"$(git -C "$repo" rev-parse HEAD)\"" <<<"$inuspec" || iproblems+=("$id nuspec lacks the repository commit")
+    fi
+    case "$id" in
+      CachedAes.IdentityModel) grep -qF '<dependency id="Microsoft.IdentityModel.Tokens" version="[8.0.1, 9.0.0)"' <<<"$inuspec" || iproblems+=("$id nuspec lacks the Microsoft.IdentityModel.Tokens [8.0.1, 9.0.0) dependency") ;;
+      CachedAes.DataProtection) grep -qF '<dependency id="Microsoft.AspNetCore.DataProtection"' <<<"$inuspec" || iproblems+=("$id nuspec lacks the Microsoft.AspNetCore.DataProtection dependency") ;;
+    esac
+    readme_links=$(zip_cat "$inupkg" PACKAGE.md | grep -oE '\]\([^)]*\)' | grep -v '](https://' || true)
+    [[ -z "$readme_links" ]] || iproblems+=("$id PACKAGE.md has relative or non-https links: $(paste -sd' ' - <<<"$readme_links")")
+  else
+    iproblems+=("missing $inupkg or $isnupkg")
+  fi
+  if [[ ${#iproblems[@]} -eq 0 ]]; then
+    pass "$id package contents: PACKAGE.md (absolute links), lib/net10.0 and lib/net11.0 $id.{dll,xml}, dependency on CachedAes $version, MIT expression, repository commit, release notes; .snupkg holds both pdbs"
+  else
+    for p in "${iproblems[@]}"; do fail "$p"; done
+  fi
+done
 
 # The package page's readme: every link and image must be absolute (a relative link breaks on the
 # package page), and it must not talk about this repository's development environment.
@@ -360,6 +417,59 @@ consume() {
   fi
 }
 
+# consume_integrations TFM: step 5, the integration packages in a fresh app built as a TFM app.
+consume_integrations() {
+  local tfm=$1 tag="integrations-$1"
+  local tfm_args=(-p:CachedAesConsumerTargetFramework="$tfm")
+  [[ "$tfm" == net11.0 ]] && tfm_args+=(-p:AfterMicrosoftNetSdkProps="$repo/build/Net11WithSdk10.props")
+  rm -rf "$packages/cachedaes" "$packages/cachedaes.identitymodel" "$packages/cachedaes.dataprotection" "$integration_dir/bin" "$integration_dir/obj"
+
+  local log="$logs/integration-run-$tfm.log" build_log
+  if [[ "$tfm" == net10.0 ]]; then
+    build_log="$log"
+    run "integration-run-$tfm" dotnet run --project "$integration_sample" -c Release "${tfm_args[@]}" -p:CachedAesVersion="$version" \
+      || { fail "$tfm integration sample (dotnet run) failed (build error or a mismatch: see above)"; return 0; }
+  else
+    build_log="$logs/integration-build-$tfm.log"
+    run "integration-build-$tfm" dotnet build "$integration_sample" -c Release "${tfm_args[@]}" -p:CachedAesVersion="$version" -o "$work/build-$tag" \
+      || { fail "$tfm integration sample build failed"; return 0; }
+    install_dotnet11 && run "integration-run-$tfm" "$dotnet11_root/dotnet" "$work/build-$tag/IntegrationConsumerCheck.dll" \
+      || { fail "$tfm integration sample run on .NET 11.0.0 failed (see above)"; return 0; }
+  fi
+  local run_warnings
+  run_warnings=$(warnings_in "$build_log")
+  [[ -z "$run_warnings" ]] || { fail "$tfm integration sample build printed warnings:"; echo "$run_warnings"; }
+
+  local major=${tfm%%.*} line problems=()
+  major=${major#net}
+  grep -qx 'integration-check: OK' "$log" || problems+=("no 'integration-check: OK' line: $(grep -E '^(MISMATCH|integration-check)' "$log" | head -n 5 | paste -sd' ' -)")
+  [[ "$(sed -n 's/^runtime: //p' "$log")" == "$major".* ]] || problems+=("ran on .NET '$(sed -n 's/^runtime: //p' "$log")'")
+  for line in library identitymodel-package dataprotection-package; do
+    [[ "$(sed -n "s/^$line: //p" "$log")" == ".NETCoreApp,Version=v$major.0" ]] || problems+=("$line is '$(sed -n "s/^$line: //p" "$log")', expected lib/$tfm")
+  done
+  backend=$(sed -n 's/^backend: //p' "$log")
+  [[ "$expected_backend" == any || "$backend" == "$expected_backend" ]] || problems+=("backend is '$backend', expected '$expected_backend'")
+
+  # All three packages restored from the local folder, as packed.
+  local lc_version=${version,,} id lc_id meta
+  for id in CachedAes "${integration_ids[@]}"; do
+    lc_id=${id,,}
+    meta="$packages/$lc_id/$lc_version/.nupkg.metadata"
+    local packed="$feed/$id.$version.nupkg"
+    if [[ ! -f "$meta" ]]; then
+      problems+=("$id $version was not restored into $packages")
+    elif [[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["source"].rstrip("/"))' "$meta")" != "$feed" \
+      || "$(cat "$packages/$lc_id/$lc_version/$lc_id.$lc_version.nupkg.sha512")" != "$(nupkg_hash "$packed")" ]]; then
+      problems+=("$id was restored from elsewhere or with another hash than the packed file")
+    fi
+  done
+  if [[ ${#problems[@]} -eq 0 ]]; then
+    pass "$tfm integration sample: integration-check: OK ($(grep -E '^checks:' "$log")), backend $backend, .NET $(sed -n 's/^runtime: //p' "$log"), lib/$tfm of all three packages, each restored from the local folder only (same SHA-512 as packed)"
+  else
+    for p in "${problems[@]}"; do fail "$tfm integration sample: $p"; done
+  fi
+}
+
 aot_unavailable() {
   if [[ "${CACHEDAES_REQUIRE_AOT:-0}" == 1 ]]; then
     fail "native AOT publish ($rid): $*"
@@ -370,6 +480,7 @@ aot_unavailable() {
 
 for tfm in ${CACHEDAES_CONSUMER_TFMS:-net10.0 net11.0}; do
   consume "$tfm"
+  consume_integrations "$tfm"
 done
 
 finish

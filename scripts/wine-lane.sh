@@ -28,29 +28,24 @@ setup_failed() {
   exit 1
 }
 
-# 1. Wine. libgnutls30 is only a Recommends of Wine, but Wine's bcrypt needs it for AES.
-. scripts/lib/apt-install.sh
-if ! command -v wine >/dev/null 2>&1 || [ ! -x /usr/lib/wine/wine64 ] || ! dpkg -s libgnutls30 >/dev/null 2>&1; then
-  apt_install wine-lane.sh --sudo --log "$out/apt.log" wine wine64 libgnutls30 \
-    || setup_failed "Wine is not installed, and installing wine, wine64 and libgnutls30 with apt-get failed"
-fi
+# 1. Wine.
+. scripts/lib/wine.sh
+wine_install wine-lane.sh "$out/apt.log" \
+  || setup_failed "Wine is not installed, and installing wine, wine64 and libgnutls30 with apt-get failed"
 echo "wine-lane: $(wine --version 2>/dev/null)"
 phase "installing Wine"
 
 # 2. The test app, self-contained for win-x64 (the runtime and host packs restore from the package source). It runs
 # CachedAes's net10.0 build on .NET 10: CachedAesTargetFrameworks=net10.0 keeps the library's net11.0 build out of
-# this restore, which would otherwise want .NET 11's win-x64 runtime packs (the package source has linux-x64 only).
+# this restore, which would otherwise want .NET 11's win-x64 runtime packs (the development machines'
+# package source has linux-x64 ones only; see CONTRIBUTING.md).
 dotnet publish tests/CachedAes.WineTests -c Release -r win-x64 --self-contained -p:CachedAesTargetFrameworks=net10.0 \
   -o "$out/app" > "$out/publish.log" 2>&1 \
   || { tail -30 "$out/publish.log"; setup_failed "publishing tests/CachedAes.WineTests for win-x64 failed"; }
 phase "publishing the win-x64 test app"
 
-# 3. A fresh prefix. Two settings matter (see README, Platforms): mscoree must stay enabled (so no WINEDLLOVERRIDES
-# from the environment), and .NET's W^X mapping must be off under Wine. No display is needed.
-export WINEPREFIX="$out/prefix" WINEARCH=win64 WINEDEBUG=-all DOTNET_EnableWriteXorExecute=0
-unset WINEDLLOVERRIDES DISPLAY
-wine wineboot --init > "$out/wineboot.log" 2>&1 || { tail -20 "$out/wineboot.log"; setup_failed "creating the Wine prefix failed"; }
-wineserver -w
+# 3. A fresh prefix (scripts/lib/wine.sh: mscoree stays enabled, .NET's W^X mapping off, no display).
+wine_prefix "$out/prefix" "$out/wineboot.log" || setup_failed "creating the Wine prefix failed"
 phase "creating the Wine prefix"
 
 passed=0; failed=0; skipped=0
@@ -81,8 +76,7 @@ run win7 providers
 phase "the Windows 7 run (opened providers)"
 
 # 5. The same prefix reporting Windows 10: CNG must come up on the algorithm pseudo-handles.
-wine reg add 'HKCU\Software\Wine' /v Version /t REG_SZ /d win10 /f > "$out/reg.log" 2>&1 \
-  || { cat "$out/reg.log"; failed=$((failed + 1)); }
+wine_windows_version win10 || { echo "wine-lane: switching the prefix to Windows 10 failed"; failed=$((failed + 1)); }
 run win10 pseudo-handles
 phase "the Windows 10 run (pseudo-handles)"
 

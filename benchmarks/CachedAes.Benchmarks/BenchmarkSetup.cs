@@ -1,3 +1,4 @@
+using System;
 using System.Globalization;
 using System.Linq;
 using System.Reflection;
@@ -75,8 +76,9 @@ internal static class BenchmarkSetup
     /// A mutator applied to every job (the quick job, or the jobs BenchmarkDotNet builds from the arguments).
     /// Out of process: BenchmarkDotNet restores and builds a generated project that references this one. The
     /// repository sets <c>MSBuildTreatWarningsAsErrors</c>, and in that restore MSBuild turns NuGet's NU1603
-    /// warnings (this machine's package source lacks some exact dependency versions of BenchmarkDotNet 0.14.0)
-    /// into errors, ignoring <c>WarningsNotAsErrors</c>, so the generated project fails to build. Turning the
+    /// warnings (given when the package source lacks an exact dependency version of BenchmarkDotNet 0.14.0, as the
+    /// development machines' source does; CONTRIBUTING.md, "Build and test") into errors, ignoring
+    /// <c>WarningsNotAsErrors</c>, so the generated project fails to build. Turning the
     /// MSBuild-level switch off for that internal build only fixes it; the normal build still treats every warning
     /// as an error. Analyzers are off in that internal build too (they do not change the compiled code and cost
     /// about half of its time). In process: the InProcessEmitToolchain (which rejects MSBuild arguments).
@@ -106,13 +108,33 @@ internal static class BenchmarkSetup
     };
 
     /// <summary>
-    /// A short job for the quick mode: one process per case, 3 warmup and 8 measured iterations of about 100 ms
-    /// each. Good enough to read ratios of 1.2x or more; use the full mode for publishable numbers.
+    /// A short job for the quick mode: 3 warmup and 6 measured iterations of about 60 ms each (with the pilot stage,
+    /// every case runs for well over the 100 ms after which tiered compilation has optimized it). Good enough to read
+    /// ratios of 1.2x or more; use the full mode for publishable numbers.
     /// </summary>
     public static Job QuickJob() => Job.Default
         .WithId("Quick")
         .WithLaunchCount(1)
         .WithWarmupCount(3)
-        .WithIterationCount(8)
-        .WithIterationTime(TimeInterval.FromMilliseconds(100));
+        .WithIterationCount(6)
+        .WithIterationTime(TimeInterval.FromMilliseconds(60));
+
+    /// <summary>
+    /// In a job made by <see cref="Runtimes.CpuIntrinsicsJobs"/>: throws unless new <see cref="CachedAes"/> instances use
+    /// the CPU intrinsics backend, so that a row labelled with that job never measures another backend.
+    /// </summary>
+    public static void CheckCachedBackend()
+    {
+        if (Environment.GetEnvironmentVariable(Runtimes.CpuIntrinsicsVariable) != "1")
+        {
+            return;
+        }
+
+        using CachedAes probe = CachedAes.Create();
+        if (probe.Backend != CachedAesBackend.CpuIntrinsics)
+        {
+            throw new InvalidOperationException(
+                $"{Runtimes.CpuIntrinsicsVariable}=1 but CachedAes uses {probe.Backend}: {CachedAesDiagnostics.Describe()}");
+        }
+    }
 }

@@ -18,10 +18,11 @@ namespace CachedCryptography.Benchmarks;
 /// <see cref="Size"/> bytes, configured with stock <see cref="Aes"/> (baseline) or with <see cref="CachedAes"/> as its
 /// encryption algorithm (AES-256-CBC with HMACSHA256). Data Protection creates a new algorithm instance for every
 /// call, so this measures the new-instance path inside everything else a Protect and an Unprotect do (key
-/// derivation, HMAC, random numbers). Runs with <c>--full</c> or <c>--filter *DataProtection*</c>.
+/// derivation, HMAC, random numbers).
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
+[QuickSubset(nameof(Size), 32)]
 public class DataProtectionRoundTrip
 {
     private static readonly string[] Purpose = ["CachedAes", "benchmark"];

@@ -35,7 +35,11 @@ public abstract class InstanceBenchmarkBase<TWorkload>
 
     /// <summary>Prepares the inputs and checks CachedAes's output (and keeps the instance for Steady).</summary>
     [GlobalSetup(Target = CachedMethod)]
-    public void SetupCached() => Setup(cached: true);
+    public void SetupCached()
+    {
+        BenchmarkSetup.CheckCachedBackend();
+        Setup(cached: true);
+    }
 
     /// <summary>Disposes the kept instance, if any.</summary>
     [GlobalCleanup]

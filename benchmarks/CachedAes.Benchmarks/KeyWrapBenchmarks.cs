@@ -21,6 +21,7 @@ public abstract class KwpBenchmarkBase : InstanceBenchmarkBase<KeyWrapWorkload>
 /// of each case is the native floor (<see cref="NativeFloor"/>: one libcrypto update per AES step).
 /// </summary>
 [QuickSubset(nameof(Length), 32)]
+[QuickSubset(nameof(Operation), KeyWrapOperation.EncryptKeyWrapPadded)]
 public class KwpSteady : KwpBenchmarkBase
 {
     private NativeFloor? _floor;

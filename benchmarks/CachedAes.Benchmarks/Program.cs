@@ -13,12 +13,17 @@ namespace CachedCryptography.Benchmarks;
 /// <summary>
 /// CachedAes versus stock <c>Aes.Create()</c>, every case on .NET 10 and on .NET 11.0.0 (<see cref="Runtimes"/>).
 /// <list type="bullet">
-/// <item>no arguments (or <c>--quick</c>, or only options such as <c>--artifacts</c>/<c>--job</c>): the cases of
-/// classes marked <see cref="QuickSubsetAttribute"/>, with a short job; about 5 minutes on 2 cores.</item>
-/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); with
-/// <c>--job short</c> about an hour and a half.</item>
+/// <item>no arguments (or <c>--quick</c>, or only options such as <c>--artifacts</c>): the cases marked
+/// <see cref="QuickSubsetAttribute"/> with the quick job, in process on .NET 10 and then on .NET 11 in a second process
+/// (<see cref="QuickRun"/>), and a table of both (CONTRIBUTING.md has the time measured from a fresh clone). With
+/// <c>--job</c>, the same cases in BenchmarkDotNet's own processes, both runtimes in one run.</item>
+/// <item><c>--full</c>: every benchmark with BenchmarkDotNet's default job; <c>--full --job short</c> is the report's
+/// run (CONTRIBUTING.md and the benchmarks README give the times).</item>
 /// <item><c>--job short|medium|long|default|dry</c>: the job every case runs with, once per runtime.</item>
 /// <item><c>--no-net11</c>: the .NET 10 job only.</item>
+/// <item><c>--cpu-intrinsics</c> (with <c>--job</c>, <c>--full</c> or <c>--filter</c>): each job once more with
+/// <c>CACHEDAES_USE_CPU_INTRINSICS=1</c> in the benchmark process (<see cref="Runtimes.CpuIntrinsicsJobs"/>), so that
+/// its Cached rows measure the opt-in CPU backend beside the platform backend's, in the same run.</item>
 /// <item><c>--inprocess</c> (with any of the above): run in this process (InProcessEmitToolchain) instead of
 /// building and launching a separate benchmark process; .NET 10 only.</item>
 /// <item>anything else goes to <see cref="BenchmarkSwitcher"/> unchanged, e.g. <c>--filter *Kwp*</c>,
@@ -40,6 +45,8 @@ internal static class Program
         typeof(KwpSingle),
         typeof(Rfc3394Steady),
         typeof(TransformShapes),
+        typeof(PerMessage),
+        typeof(MetricsOverhead),
         typeof(JweRoundTrip),
         typeof(IdentityModelKeyWrap),
         typeof(DataProtectionRoundTrip),
@@ -48,9 +55,15 @@ internal static class Program
     private static int Main(string[] args)
     {
         List<string> rest = [.. args];
+        if (rest.Contains(QuickRun.ChildOption))
+        {
+            return QuickRun.Run(BenchmarkTypes, rest, net11: false);
+        }
+
         bool full = Take(rest, "--full");
         bool inProcess = Take(rest, "--inprocess");
         bool net11 = !Take(rest, "--no-net11") && !inProcess;
+        bool cpuIntrinsics = Take(rest, "--cpu-intrinsics");
         string? jobName = TakeValue(rest, "--job") ?? TakeValue(rest, "-j");
         // Quick unless --full or a selection of BenchmarkSwitcher's own (--filter, --list, ...): options such as
         // --artifacts or --job keep the quick subset.
@@ -61,6 +74,19 @@ internal static class Program
             return 2;
         }
 
+        // The quick mode (the default) runs in process, once per runtime (QuickRun); an explicit --job keeps
+        // BenchmarkDotNet's own processes.
+        if (quick && jobName is null)
+        {
+            if (cpuIntrinsics)
+            {
+                Console.Error.WriteLine("--cpu-intrinsics needs BenchmarkDotNet's own processes: add --job (e.g. --job short), --full or --filter.");
+                return 2;
+            }
+
+            return QuickRun.Run(BenchmarkTypes, rest, net11);
+        }
+
         if (BenchmarkSetup.JobTemplate(jobName, quick) is not (Job template, string name))
         {
             Console.Error.WriteLine($"Unknown --job {jobName}: use short, medium, long, default or dry.");
@@ -69,7 +95,18 @@ internal static class Program
 
         ManualConfig config = BenchmarkSetup.CreateBaseConfig();
         config.AddJob(BenchmarkSetup.ToolchainMutator(inProcess));
-        config.AddJob([.. Runtimes.Jobs(template, name, net11)]);
+        if (cpuIntrinsics && inProcess)
+        {
+            Console.Error.WriteLine("--cpu-intrinsics sets an environment variable for the benchmark process: not with --inprocess.");
+            return 2;
+        }
+
+        Job[] jobs = [.. Runtimes.Jobs(template, name, net11)];
+        config.AddJob(jobs);
+        if (cpuIntrinsics)
+        {
+            config.AddJob([.. Runtimes.CpuIntrinsicsJobs(jobs)]);
+        }
         config.AddFilter(new SimpleFilter(Net11OnlyAttribute.Includes));
         if (quick)
         {
@@ -87,7 +124,8 @@ internal static class Program
                 $"// CachedAes backend: {probe.Backend}; {RuntimeInformation.FrameworkDescription}; " +
                 $"{RuntimeInformation.OSDescription} {RuntimeInformation.ProcessArchitecture}; " +
                 $"mode: {(quick ? "quick" : full ? "full" : "custom")}, job {name}{(inProcess ? ", in-process" : string.Empty)}; " +
-                (net11 ? $".NET 11 job on {Runtimes.Net11Dotnet}" : "no .NET 11 job"));
+                (net11 ? $".NET 11 job on {Runtimes.Net11Dotnet}" : "no .NET 11 job") +
+                (cpuIntrinsics ? $"; each job also with {Runtimes.CpuIntrinsicsVariable}=1 (ids with {Runtimes.CpuIntrinsicsMarker})" : string.Empty));
         }
 
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(BenchmarkTypes).Run([.. rest], config)];

@@ -27,7 +27,6 @@ public enum Rfc3394Operation
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
 [OperatingSystemsFilter(true, OS.Linux)]
-[QuickSubset(nameof(Length), 32)]
 [Net11Only(nameof(Stock))]
 public class Rfc3394Steady
 {

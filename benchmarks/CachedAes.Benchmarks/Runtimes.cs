@@ -14,8 +14,8 @@ namespace CachedCryptography.Benchmarks;
 /// The two runtimes every case is measured on, in one BenchmarkDotNet run: a job on .NET 10 (the host's runtime, the
 /// SDK's own toolchain) and the same job on .NET 11.0.0.
 /// <para>
-/// BenchmarkDotNet 0.14.0 knows no .NET 11, and this machine has no .NET 11 SDK, so the .NET 11 job gets a toolchain of
-/// its own (<see cref="Net11Toolchain"/>): the generated benchmark program targets net11.0 (the .NET 10 SDK builds it
+/// BenchmarkDotNet 0.14.0 knows no .NET 11, and the repository builds with the .NET 10 SDK alone, so the .NET 11 job gets
+/// a toolchain of its own (<see cref="Net11Toolchain"/>): the generated benchmark program targets net11.0 (the .NET 10 SDK builds it
 /// through build/Net11WithSdk10.props, which the repository's Directory.Build.props applies to the generated project
 /// too, since it is generated under this project's bin folder) and references CachedAes.Benchmarks.Net11 (these
 /// sources, built for net11.0 against CachedAes's lib/net11.0); the .NET 10 SDK's dotnet builds it, and the dotnet
@@ -31,6 +31,12 @@ internal static class Runtimes
 
     /// <inheritdoc cref="Net10Suffix"/>
     public const string Net11Suffix = "-net11";
+
+    /// <summary>What a job id made by <see cref="CpuIntrinsicsJobs"/> contains before its runtime suffix.</summary>
+    public const string CpuIntrinsicsMarker = "-cpu";
+
+    /// <summary>The environment variable that opts CachedAes into its CPU intrinsics backend.</summary>
+    public const string CpuIntrinsicsVariable = "CACHEDAES_USE_CPU_INTRINSICS";
 
     /// <summary>.NET 11 as BenchmarkDotNet 0.14.0 can describe it (it has no moniker for it).</summary>
     public static CoreRuntime Net11Runtime { get; } = CoreRuntime.CreateForNewVersion("net11.0", ".NET 11.0");
@@ -48,6 +54,22 @@ internal static class Runtimes
         if (net11)
         {
             yield return template.WithRuntime(Net11Runtime).WithToolchain(Net11Toolchain()).WithId(name + Net11Suffix);
+        }
+    }
+
+    /// <summary>
+    /// Each of <paramref name="jobs"/> again with <see cref="CpuIntrinsicsVariable"/>=1 in the benchmark process and
+    /// <see cref="CpuIntrinsicsMarker"/> before the runtime suffix of its id: in those jobs every CachedAes instance
+    /// uses the CPU intrinsics backend (where the instructions exist; the benchmark process prints the backend), and
+    /// the stock, floor and BouncyCastle rows measure the same work as in the platform job.
+    /// </summary>
+    public static IEnumerable<Job> CpuIntrinsicsJobs(IEnumerable<Job> jobs)
+    {
+        foreach (Job job in jobs)
+        {
+            string suffix = IsNet11(job) ? Net11Suffix : Net10Suffix;
+            string id = job.Id[..^suffix.Length] + CpuIntrinsicsMarker + suffix;
+            yield return job.WithEnvironmentVariables(new EnvironmentVariable(CpuIntrinsicsVariable, "1")).WithId(id);
         }
     }
 

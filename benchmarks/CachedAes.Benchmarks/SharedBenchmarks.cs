@@ -23,6 +23,7 @@ namespace CachedCryptography.Benchmarks;
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
 [QuickSubset(nameof(Operation), CipherOperation.EncryptEcb)]
+[QuickSubset(nameof(Threads), 2)]
 public class EcbCbcShared
 {
     /// <summary>Calls per invocation, across all threads.</summary>

@@ -295,11 +295,11 @@ internal sealed unsafe class Fixture : IDisposable
     /// <summary>What a CachedAes holds for its key: the current epoch (in a field, as the lease protocol needs) and the backend.</summary>
     private sealed class KeyHolder(byte[] key) : IDisposable
     {
-        private KeyEpoch? _epoch = new(key);
+        private KeyEpoch? _epoch = new(key, heldByInstance: true);
 
         public HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
             KeyEpoch.Rent(ref _epoch, ProcessBackend.Current, 256, mode, encrypting);
 
-        public void Dispose() => KeyEpoch.Replace(ref _epoch, null);
+        public void Dispose() => KeyEpoch.Clear(ref _epoch);
     }
 }

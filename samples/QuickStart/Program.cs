@@ -42,6 +42,36 @@ catch (CryptographicException)
 
 Console.WriteLine($"tampered wrap rejected: {tamperRejected}");
 
+// 4. Watch it work. `--watch 10` keeps encrypting for 10 s (a kept instance with a new key now and then, new instances,
+// and now and then one dropped without Dispose), so the CachedAes meter's counters move. dotnet-counters must start the
+// app itself, not `dotnet run` (which would be the process it watches), so build first, then, from the repository root:
+//   dotnet build samples/QuickStart -c Release
+//   dotnet tool restore
+//   dotnet dotnet-counters monitor --counters CachedAes -- dotnet samples/QuickStart/bin/Release/net10.0/QuickStart.dll --watch 10
+// Or attach to a running app: `dotnet run --project samples/QuickStart -- --watch 60` starts it as a process named
+// QuickStart, and from another terminal `dotnet dotnet-counters monitor -n QuickStart --counters CachedAes` watches it.
+if (args is ["--watch", string seconds])
+{
+    var until = DateTime.UtcNow.AddSeconds(double.Parse(seconds, System.Globalization.CultureInfo.InvariantCulture));
+    for (int i = 0; DateTime.UtcNow < until; i++)
+    {
+        if (i % 1000 == 0)
+        {
+            aes.GenerateKey();                            // re-keys the cached handles in place
+
+            // Dropped, not disposed: its handle is freed by the finalizer (cachedaes.handles.finalized). Don't do this.
+            CachedAes.Create().EncryptEcb(message, PaddingMode.PKCS7);
+        }
+
+        aes.EncryptCbc(message, iv);
+        using CachedAes perMessage = CachedAes.Create();  // a new instance per message: a pooled context each time
+        perMessage.Key = dataKey;
+        perMessage.EncryptCbc(message, iv);
+    }
+
+    Console.WriteLine("watch: done");
+}
+
 bool ok = decrypted.AsSpan().SequenceEqual(message) && sameAsStock && unwrapsBack && tamperRejected;
 Console.WriteLine(ok ? "quickstart: OK" : "quickstart: FAILED");
 return ok ? 0 : 1;

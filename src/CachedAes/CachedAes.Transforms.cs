@@ -1,14 +1,15 @@
 using System;
 using System.Security.Cryptography;
+using System.Threading;
 using CachedCryptography.Core;
 using CachedCryptography.Core.Transforms;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography;
 
-// CreateEncryptor/CreateDecryptor. ECB and CBC transforms run on a native handle they hold for their whole life:
-// the instance's own cached handle when they use the instance's key, or a handle keyed once for another key. Other
-// modes (CFB) and the stock fallback get stock's own transforms (Core/Transforms/ has the cached ones).
+// CreateEncryptor/CreateDecryptor. ECB and CBC transforms hold a key epoch, not a native handle: the instance's current
+// epoch when they use the instance's key, or one of their own for another key; each call leases a handle from its slots
+// (Core/Transforms/). Other modes (CFB) and the stock fallback get stock's own transforms.
 public sealed partial class CachedAes
 {
     /// <summary>
@@ -16,10 +17,12 @@ public sealed partial class CachedAes
     /// key and IV (a key and an IV are generated first if none was set, as stock does).
     /// </summary>
     /// <returns>
-    /// For ECB and CBC, a transform that holds one of this instance's cached native handles until it is disposed (no
-    /// native context is created or keyed when the cached one is free); for CFB, a stock transform. Either way it keeps
-    /// the key, IV, mode and padding it was made with: later changes to this instance, or its disposal, do not affect it.
-    /// Like stock's, a transform is for one caller at a time; dispose it to give the handle back.
+    /// For ECB and CBC, a transform that runs each <c>TransformBlock</c>/<c>TransformFinalBlock</c> on one of this
+    /// instance's cached native handles, leased for that call only (no native context is created or keyed when a cached
+    /// one is free); for CFB, a stock transform. Either way it keeps the key, IV, mode and padding it was made with:
+    /// later changes to this instance, or its disposal, do not affect it. Like stock's, a transform is for one caller at a
+    /// time. It holds no native handle between calls, so one that is never disposed (as under a
+    /// <see cref="CryptoStream"/>) is safe; disposing it lets go of its key at once.
     /// </returns>
     /// <exception cref="CryptographicException">The mode is not supported, or a native handle could not be made.</exception>
     public override ICryptoTransform CreateEncryptor() => CreateTransform(encrypting: true);
@@ -29,9 +32,9 @@ public sealed partial class CachedAes
     /// key and IV (a key and an IV are generated first if none was set, as stock does).
     /// </summary>
     /// <returns>
-    /// For ECB and CBC, a transform that holds one of this instance's cached native handles until it is disposed; for CFB,
-    /// a stock transform. Either way it does not depend on this instance afterwards. Like stock's, a transform is for one
-    /// caller at a time; dispose it to give the handle back.
+    /// For ECB and CBC, a transform that runs each call on one of this instance's cached native handles, leased for that
+    /// call only; for CFB, a stock transform. Either way it does not depend on this instance afterwards. Like stock's, a
+    /// transform is for one caller at a time; one that is never disposed is safe, and disposing it lets go of its key.
     /// </returns>
     /// <exception cref="CryptographicException">The mode is not supported, or a native handle could not be made.</exception>
     public override ICryptoTransform CreateDecryptor() => CreateTransform(encrypting: false);
@@ -41,9 +44,10 @@ public sealed partial class CachedAes
     /// <param name="rgbIV">The IV (required for CBC and CFB; copied).</param>
     /// <returns>
     /// For ECB and CBC: when <paramref name="rgbKey"/> is this instance's key (compared in constant time; for example
-    /// <c>CreateEncryptor(aes.Key, aes.IV)</c>), a transform on one of this instance's cached native handles; for any
-    /// other key, a transform on a native handle keyed for it once (on OpenSSL, a pooled context, cleansed when the
-    /// transform is disposed). For CFB, a stock transform. Independent of this instance afterwards.
+    /// <c>CreateEncryptor(aes.Key, aes.IV)</c>), a transform on this instance's cached native handles; for any other key,
+    /// a transform on a native handle keyed for it once (on OpenSSL, a pooled context, cleansed when the transform is
+    /// disposed, or freed when a transform that was never disposed is collected). For CFB, a stock transform. Independent
+    /// of this instance afterwards.
     /// </returns>
     /// <exception cref="ArgumentNullException"><paramref name="rgbKey"/> is null.</exception>
     /// <exception cref="ArgumentException">The key or IV has an invalid size.</exception>
@@ -78,13 +82,13 @@ public sealed partial class CachedAes
         }
 
         KeyEpoch epoch = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
-        while (!epoch.TryAddRef())
+        while (!epoch.TryAddHolder())
         {
             // Replaced and released since it was read: the new key is the instance's key now.
             epoch = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
         }
 
-        return NewTransform(epoch, ownsEpoch: false, mode, IVValue, encrypting);
+        return NewTransform(epoch, mode, IVValue, encrypting);
     }
 
     private ICryptoTransform CreateTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
@@ -113,23 +117,24 @@ public sealed partial class CachedAes
 
         // The instance's own key (CreateEncryptor(aes.Key, aes.IV)): its epoch, so the transform uses the cached handles.
         // An instance with no key yet has none to match. Any other key: an epoch of the transform's own.
-        if (_key is { } current && current.TryAddRef())
+        if (Volatile.Read(ref _key) is { } current && current.TryAddHolder())
         {
             if (current.HasKey(rgbKey))
             {
-                return NewTransform(current, ownsEpoch: false, mode, rgbIV, encrypting);
+                return NewTransform(current, mode, rgbIV, encrypting);
             }
 
-            current.DangerousRelease();
+            current.RemoveHolder();
         }
 
-        return NewTransform(new KeyEpoch(rgbKey), ownsEpoch: true, mode, rgbIV, encrypting);
+        return NewTransform(new KeyEpoch(rgbKey, heldByInstance: false), mode, rgbIV, encrypting);
     }
 
-    private ICryptoTransform NewTransform(KeyEpoch epoch, bool ownsEpoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, bool encrypting) =>
+    // The transform holds `epoch` (the caller made it a holder) and lets go of it when disposed.
+    private ICryptoTransform NewTransform(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, bool encrypting) =>
         encrypting
-            ? new CachedEncryptor(epoch, ownsEpoch, _backend, mode, iv, Padding)
-            : new CachedDecryptor(epoch, ownsEpoch, _backend, mode, iv, Padding);
+            ? new CachedEncryptor(epoch, _backend, mode, iv, Padding)
+            : new CachedDecryptor(epoch, _backend, mode, iv, Padding);
 
     // ECB and CBC get cached transforms, except on the stock fallback (whose handles are stock one-shots: a stock
     // transform is cheaper there); other modes go to stock, which also reports the unsupported ones.

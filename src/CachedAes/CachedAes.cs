@@ -24,8 +24,8 @@ namespace CachedCryptography;
 /// <para>
 /// <b>Threads.</b> Everything stock allows from several threads at once works the same way here, without locks and
 /// without waiting. A native handle is used by one call at a time; a call that finds the cached handle busy takes
-/// another from a small per-instance set, created on demand, that keeps at most one handle per processor for each
-/// mode and direction (beyond that, a call uses a handle of its own and frees it afterwards). A key change
+/// another from a small per-instance set, created on demand, that keeps at most one handle per processor (64 at most)
+/// for each mode and direction (beyond that, a call uses a handle of its own and frees it afterwards). A key change
 /// (<see cref="Key"/>, <see cref="SymmetricAlgorithm.SetKey(ReadOnlySpan{byte})"/>, <see cref="KeySize"/>,
 /// <see cref="GenerateKey"/>) is atomic: no call that starts after it returns uses an older key, while calls already
 /// running finish with the key they started with, as on stock; the handles made with the old key are released as
@@ -45,7 +45,7 @@ public sealed partial class CachedAes : Aes
     private readonly CipherBackend _backend;
 
     // The current key and the native handles made with it; null until a key is set or first needed, and after Dispose.
-    // Replaced, never mutated, on every key change (see KeyEpoch).
+    // Rewritten in place by a key change while the instance alone holds it, replaced otherwise (see KeyEpoch).
     private KeyEpoch? _key;
 
     /// <summary>Creates an instance with a 256-bit key generated on first use, like <see cref="Aes.Create()"/>.</summary>
@@ -65,7 +65,9 @@ public sealed partial class CachedAes : Aes
     /// <value>
     /// <see cref="CachedAesBackend.OpenSsl"/> on Linux, <see cref="CachedAesBackend.Cng"/> on Windows,
     /// <see cref="CachedAesBackend.CommonCrypto"/> on macOS, or <see cref="CachedAesBackend.StockFallback"/> where
-    /// none is available (every call then behaves and costs like stock <see cref="Aes"/>).
+    /// none is available (every call then behaves and costs like stock <see cref="Aes"/>); or
+    /// <see cref="CachedAesBackend.CpuIntrinsics"/> where that opt-in backend was asked for and could be used (see
+    /// <see cref="CachedAesDiagnostics.UseCpuIntrinsicsSwitchName"/>).
     /// </value>
     public CachedAesBackend Backend => _backend.Kind;
 
@@ -75,8 +77,10 @@ public sealed partial class CachedAes : Aes
     /// <exception cref="CryptographicException">The key set is null or not 16, 24 or 32 bytes long.</exception>
     public override byte[] Key
     {
+        [SkipLocalsInit] // CopyKey writes the copy before it is read
         get
         {
+            Span<byte> copy = stackalloc byte[KeyEpoch.MaxKeyLength];
             while (true)
             {
                 KeyEpoch key = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
@@ -84,10 +88,11 @@ public sealed partial class CachedAes : Aes
                 {
                     try
                     {
-                        return key.DangerousKey.ToArray();
+                        return copy[..key.CopyKey(copy, out _)].ToArray();
                     }
                     finally
                     {
+                        CryptographicOperations.ZeroMemory(copy);
                         key.DangerousRelease();
                     }
                 }
@@ -100,6 +105,15 @@ public sealed partial class CachedAes : Aes
         set => SetKey(value);
     }
 
+    /// <summary>Gets the key sizes AES supports: 128 to 256 bits in steps of 64.</summary>
+    /// <value>A new array on every call, as stock's, holding the same (immutable) <see cref="KeySizes"/>.</value>
+    /// <remarks>
+    /// Stock copies the array with <see cref="Array.Clone"/>; a new array filled here gives the same result at a
+    /// fraction of the cost, and <see cref="SymmetricAlgorithm.ValidKeySize"/> reads this on every <c>Key</c> and
+    /// <c>SetKey</c> (docs/design-notes.md, "Key size checks").
+    /// </remarks>
+    public override KeySizes[] LegalKeySizes => [.. LegalKeySizesValue!];
+
     /// <summary>Gets or sets the key size in bits. Setting it discards the current key and its native handles.</summary>
     /// <exception cref="CryptographicException">The size is not 128, 192 or 256.</exception>
     public override int KeySize
@@ -108,12 +122,20 @@ public sealed partial class CachedAes : Aes
         set
         {
             base.KeySize = value;
-            KeyEpoch.Replace(ref _key, null);
+            KeyEpoch.Clear(ref _key);
         }
     }
 
     /// <summary>Replaces the key with a random one of <see cref="KeySize"/> bits and releases the native handles.</summary>
-    public override void GenerateKey() => KeyEpoch.Replace(ref _key, KeyEpoch.Generate(KeySizeValue));
+    [SkipLocalsInit] // the key buffer is filled before it is read
+    public override void GenerateKey()
+    {
+        Span<byte> key = stackalloc byte[KeyEpoch.MaxKeyLength];
+        key = key[..(KeySizeValue / 8)];
+        RandomNumberGenerator.Fill(key);
+        KeyEpoch.SetKey(ref _key, key);
+        CryptographicOperations.ZeroMemory(key);
+    }
 
     /// <summary>Replaces <see cref="SymmetricAlgorithm.IV"/> with a random 16-byte value.</summary>
     public override void GenerateIV() => IV = RandomNumberGenerator.GetBytes(BlockSize / 8);
@@ -123,7 +145,7 @@ public sealed partial class CachedAes : Aes
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
         KeySizeValue = checked(8 * key.Length);
-        KeyEpoch.Replace(ref _key, new KeyEpoch(key));
+        KeyEpoch.SetKey(ref _key, key);
     }
 
     /// <summary>
@@ -135,7 +157,7 @@ public sealed partial class CachedAes : Aes
     {
         if (disposing)
         {
-            KeyEpoch.Replace(ref _key, null);
+            KeyEpoch.Clear(ref _key);
         }
 
         base.Dispose(disposing);

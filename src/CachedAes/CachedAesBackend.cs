@@ -18,4 +18,12 @@ public enum CachedAesBackend
 
     /// <summary>Apple CommonCrypto (macOS).</summary>
     CommonCrypto = 3,
+
+    /// <summary>
+    /// The processor's own AES instructions through .NET's hardware intrinsics (AES-NI on x86/x64, the Armv8 AES
+    /// instructions on 64-bit Arm), in managed code and outside any FIPS boundary. Used only when asked for (see
+    /// <see cref="CachedAesDiagnostics.UseCpuIntrinsicsSwitchName"/>), where the instructions exist, the platform is not
+    /// in FIPS mode, and the backend passed the self-test; otherwise the platform's library is used.
+    /// </summary>
+    CpuIntrinsics = 4,
 }

@@ -21,6 +21,15 @@ namespace CachedCryptography;
 /// <see cref="AppContext.SetSwitch(string, bool)"/> before the first <see cref="CachedAes"/> is created) or the environment
 /// variable <see cref="UseStockEnvironmentVariable"/> set to <c>1</c> or <c>true</c>. Either one is enough; no native
 /// library is loaded then.</para>
+/// <para>The CPU intrinsics backend (<see cref="CachedAesBackend.CpuIntrinsics"/>: the processor's AES instructions through
+/// .NET's hardware intrinsics, outside any FIPS boundary) is off unless asked for, with the AppContext switch
+/// <see cref="UseCpuIntrinsicsSwitchName"/> (for example <c>&lt;RuntimeHostConfigurationOption
+/// Include="CachedAes.UseCpuIntrinsics" Value="true" /&gt;</c> in the project file) or the environment variable
+/// <see cref="UseCpuIntrinsicsEnvironmentVariable"/> set to <c>1</c> or <c>true</c>. It is refused, and the platform's
+/// library used, when the stock path is forced, when the processor has no AES instructions, when the platform is in
+/// FIPS mode (Linux: <c>/proc/sys/crypto/fips_enabled</c> or OpenSSL 3's default properties; Windows:
+/// <c>BCryptGetFipsAlgorithmMode</c>; macOS has no such mode), or when it fails the self-test;
+/// <see cref="CpuIntrinsicsRefusedReason"/> says which.</para>
 /// <para>For a bug report, include the text of <see cref="Describe"/>.</para>
 /// </remarks>
 public static class CachedAesDiagnostics
@@ -30,6 +39,19 @@ public static class CachedAesDiagnostics
 
     /// <summary>The environment variable that, set to <c>1</c> or <c>true</c>, forces the stock path: <c>CACHEDAES_USE_STOCK</c>.</summary>
     public const string UseStockEnvironmentVariable = "CACHEDAES_USE_STOCK";
+
+    /// <summary>
+    /// The AppContext switch that, set to true, asks for the CPU intrinsics backend (<see cref="CachedAesBackend.CpuIntrinsics"/>):
+    /// <c>CachedAes.UseCpuIntrinsics</c>. Set to false, it rules the backend out whatever
+    /// <see cref="UseCpuIntrinsicsEnvironmentVariable"/> says.
+    /// </summary>
+    public const string UseCpuIntrinsicsSwitchName = "CachedAes.UseCpuIntrinsics";
+
+    /// <summary>
+    /// The environment variable that, set to <c>1</c> or <c>true</c>, asks for the CPU intrinsics backend when
+    /// <see cref="UseCpuIntrinsicsSwitchName"/> is not set: <c>CACHEDAES_USE_CPU_INTRINSICS</c>.
+    /// </summary>
+    public const string UseCpuIntrinsicsEnvironmentVariable = "CACHEDAES_USE_CPU_INTRINSICS";
 
     /// <summary>The backend that new <see cref="CachedAes"/> instances use (the same as their <see cref="CachedAes.Backend"/>).</summary>
     public static CachedAesBackend Backend => ProcessBackend.Selection.Backend.Kind;
@@ -48,8 +70,16 @@ public static class CachedAesDiagnostics
     public static string? CbcFallbackReason => ProcessBackend.Selection.CbcReason;
 
     /// <summary>
+    /// Why the CPU intrinsics backend was asked for but is not used: the stock path is forced, the processor has no AES
+    /// instructions that .NET exposes, the platform is in FIPS mode, or the backend failed the self-test. Null when it was
+    /// not asked for, or when it is in use (then <see cref="Backend"/> is <see cref="CachedAesBackend.CpuIntrinsics"/>).
+    /// </summary>
+    public static string? CpuIntrinsicsRefusedReason => ProcessBackend.Selection.CpuIntrinsicsRefusedReason;
+
+    /// <summary>
     /// A few lines to paste into a bug report: the CachedAes and .NET versions, the OS, the backend and native library,
-    /// how each mode runs and why, the self-test's verdicts and time, and whether the stock path was forced.
+    /// how each mode runs and why, the self-test's verdicts and time, whether the stock path was forced, and whether the
+    /// CPU intrinsics backend was asked for, and if so whether it is used or why not (with what the FIPS check found).
     /// </summary>
     /// <returns>The report, lines separated by <see cref="Environment.NewLine"/>.</returns>
     public static string Describe()

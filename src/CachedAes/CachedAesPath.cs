@@ -3,7 +3,10 @@ namespace CachedCryptography;
 /// <summary>How one AES mode of <see cref="CachedAes"/> runs in this process (see <see cref="CachedAesDiagnostics"/>).</summary>
 public enum CachedAesPath
 {
-    /// <summary>On a cached handle of the backend's own native mode, which passed the self-test.</summary>
+    /// <summary>
+    /// On a cached handle of the backend's own native mode, which passed the self-test (for
+    /// <see cref="CachedAesBackend.CpuIntrinsics"/>, the mode as that backend runs it on the processor's AES instructions).
+    /// </summary>
     Native = 0,
 
     /// <summary>

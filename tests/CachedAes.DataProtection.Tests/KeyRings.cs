@@ -11,8 +11,8 @@ using Microsoft.Extensions.DependencyInjection;
 namespace CachedCryptography.DataProtection.Tests;
 
 /// <summary>
-/// Two Data Protection systems over one master key: one whose key says "encrypt with CachedAes", one
-/// whose copy of the same key (same id, same master key) says "encrypt with stock Aes".
+/// Two Data Protection systems over one master key: one configured with the package's <c>UseCachedAes()</c>, whose key
+/// says "encrypt with CachedAes", one whose copy of the same key (same id, same master key) says "encrypt with stock Aes".
 /// </summary>
 /// <remarks>
 /// Data Protection writes the configured algorithm into each key's XML and uses that, not the current
@@ -38,7 +38,7 @@ public sealed class KeyRings : IDisposable
         DirectoryInfo cachedDir = _root.CreateSubdirectory("cached");
         DirectoryInfo stockDir = _root.CreateSubdirectory("stock");
 
-        _cachedServices = Build(cachedDir, typeof(CachedAes));
+        _cachedServices = Build(cachedDir, cachedAes: true);
         IKey key = _cachedServices.GetRequiredService<IKeyManager>().CreateNewKey(
             activationDate: DateTimeOffset.UtcNow.AddMinutes(-1),
             expirationDate: DateTimeOffset.UtcNow.AddDays(30));
@@ -48,7 +48,7 @@ public sealed class KeyRings : IDisposable
         CachedKeyXml = XDocument.Load(Path.Combine(cachedDir.FullName, KeyFileName));
         StockKeyXml = WithEncryptionAlgorithm(CachedKeyXml, "Aes");
         StockKeyXml.Save(Path.Combine(stockDir.FullName, KeyFileName));
-        _stockServices = Build(stockDir, typeof(Aes));
+        _stockServices = Build(stockDir, cachedAes: false);
 
         Cached = _cachedServices.GetRequiredService<IDataProtectionProvider>().CreateProtector(s_purpose);
         Stock = _stockServices.GetRequiredService<IDataProtectionProvider>().CreateProtector(s_purpose);
@@ -75,7 +75,7 @@ public sealed class KeyRings : IDisposable
     {
         DirectoryInfo dir = _root.CreateSubdirectory(folderName);
         keyXml.Save(Path.Combine(dir.FullName, KeyFileName));
-        ServiceProvider services = Build(dir, typeof(Aes));
+        ServiceProvider services = Build(dir, cachedAes: false);
         protector = services.GetRequiredService<IDataProtectionProvider>().CreateProtector(s_purpose);
         return services;
     }
@@ -94,19 +94,31 @@ public sealed class KeyRings : IDisposable
     public static XElement MasterKeyElement(XDocument keyXml) =>
         keyXml.Descendants("masterKey").Single();
 
-    private static ServiceProvider Build(DirectoryInfo keys, Type encryptionAlgorithm)
+    /// <summary>
+    /// Data Protection over <paramref name="keys"/>: with the package's <c>UseCachedAes()</c>, or with the same managed
+    /// encryptor configured by hand with stock <see cref="Aes"/>.
+    /// </summary>
+    private static ServiceProvider Build(DirectoryInfo keys, bool cachedAes)
     {
         var services = new ServiceCollection();
-        services.AddDataProtection()
+        IDataProtectionBuilder builder = services.AddDataProtection()
             .SetApplicationName(ApplicationName)
             .PersistKeysToFileSystem(keys)
-            .DisableAutomaticKeyGeneration()
-            .UseCustomCryptographicAlgorithms(new ManagedAuthenticatedEncryptorConfiguration
+            .DisableAutomaticKeyGeneration();
+        if (cachedAes)
+        {
+            builder.UseCachedAes();
+        }
+        else
+        {
+            builder.UseCustomCryptographicAlgorithms(new ManagedAuthenticatedEncryptorConfiguration
             {
-                EncryptionAlgorithmType = encryptionAlgorithm,
+                EncryptionAlgorithmType = typeof(Aes),
                 EncryptionAlgorithmKeySize = 256,
                 ValidationAlgorithmType = typeof(HMACSHA256),
             });
+        }
+
         return services.BuildServiceProvider();
     }
 

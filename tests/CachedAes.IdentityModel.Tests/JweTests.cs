@@ -61,7 +61,7 @@ internal sealed class CountingCryptoProvider : ICryptoProvider
 
 /// <summary>
 /// Microsoft.IdentityModel JWE (JsonWebTokenHandler; A256KW with A128CBC-HS256 and A256CBC-HS512) with stock
-/// <see cref="Aes"/> on one side and CachedAes on the other (CachedAesJwe.cs), over the same keys: tokens made by one are
+/// <see cref="Aes"/> on one side and CachedAes on the other (the CachedAes.IdentityModel package), over the same keys: tokens made by one are
 /// read by the other, tampered tokens are rejected by both the same way, and the byte-level pieces (wrapped keys,
 /// ciphertexts, tags) are identical.
 /// </summary>
@@ -300,14 +300,25 @@ public sealed class JweTests
         Assert.Equal(aesBefore + (2 * Threads * TokensPerThread), _counting.AesInstances);
     }
 
-    /// <summary>The key wrap alone: CachedAes's wrapped keys are stock's, byte for byte; damaged ones fail alike.</summary>
-    [Fact]
-    public void Key_wrap_provider_gives_stocks_bytes_and_failures()
+    public static TheoryData<string, int> KeyWraps() => new()
     {
-        var rng = new Random(3394);
-        KeyWrapProvider stockWrap = _stockFactory.CreateKeyWrapProvider(_stockKek, SecurityAlgorithms.Aes256KW);
-        KeyWrapProvider cachedWrap = _cachedFactory.CreateKeyWrapProvider(_cachedKek, SecurityAlgorithms.Aes256KW);
-        KeyWrapProvider cachedUnwrap = _cachedFactory.CreateKeyWrapProviderForUnwrap(_cachedKek, SecurityAlgorithms.Aes256KW);
+        { SecurityAlgorithms.Aes128KW, 16 },
+        { SecurityAlgorithms.Aes192KW, 24 },
+        { SecurityAlgorithms.Aes256KW, 32 },
+    };
+
+    /// <summary>The key wrap alone: CachedAes's wrapped keys are stock's, byte for byte; damaged ones fail alike.</summary>
+    [Theory]
+    [MemberData(nameof(KeyWraps))]
+    public void Key_wrap_provider_gives_stocks_bytes_and_failures(string algorithm, int kekLength)
+    {
+        var rng = new Random(3394 + kekLength);
+        byte[] kekBytes = _kekBytes.AsSpan(0, kekLength).ToArray();
+        var stockKek = new SymmetricSecurityKey(kekBytes) { CryptoProviderFactory = _stockFactory };
+        var cachedKek = new SymmetricSecurityKey(kekBytes) { CryptoProviderFactory = _cachedFactory };
+        KeyWrapProvider stockWrap = _stockFactory.CreateKeyWrapProvider(stockKek, algorithm);
+        KeyWrapProvider cachedWrap = _cachedFactory.CreateKeyWrapProvider(cachedKek, algorithm);
+        KeyWrapProvider cachedUnwrap = _cachedFactory.CreateKeyWrapProviderForUnwrap(cachedKek, algorithm);
         Assert.IsType<CachedAesKeyWrapProvider>(cachedWrap);
         Assert.IsType<CachedAesKeyWrapProvider>(cachedUnwrap);
         Assert.IsNotType<CachedAesKeyWrapProvider>(stockWrap);
@@ -341,10 +352,11 @@ public sealed class JweTests
         }
 
         // A key of the wrong size for the algorithm fails as IdentityModel's own check says.
-        var shortKek = new SymmetricSecurityKey(new byte[16]) { CryptoProviderFactory = _cachedFactory };
-        var shortStockKek = new SymmetricSecurityKey(new byte[16]) { CryptoProviderFactory = _stockFactory };
-        Exception? fromStock = Record.Exception(() => _stockFactory.CreateKeyWrapProvider(shortStockKek, SecurityAlgorithms.Aes256KW).WrapKey(new byte[32]));
-        Exception? fromCached = Record.Exception(() => _cachedFactory.CreateKeyWrapProvider(shortKek, SecurityAlgorithms.Aes256KW).WrapKey(new byte[32]));
+        byte[] wrongSize = new byte[kekLength == 16 ? 32 : 16];
+        var shortKek = new SymmetricSecurityKey(wrongSize) { CryptoProviderFactory = _cachedFactory };
+        var shortStockKek = new SymmetricSecurityKey(wrongSize) { CryptoProviderFactory = _stockFactory };
+        Exception? fromStock = Record.Exception(() => _stockFactory.CreateKeyWrapProvider(shortStockKek, algorithm).WrapKey(new byte[32]));
+        Exception? fromCached = Record.Exception(() => _cachedFactory.CreateKeyWrapProvider(shortKek, algorithm).WrapKey(new byte[32]));
         Assert.NotNull(fromStock);
         Assert.Equal(fromStock.GetType(), fromCached?.GetType());
         Assert.Equal(fromStock.InnerException?.GetType(), fromCached?.InnerException?.GetType());
@@ -353,13 +365,21 @@ public sealed class JweTests
         _stockFactory.ReleaseKeyWrapProvider(stockWrap);
     }
 
+    /// <summary>The three AES-CBC-HMAC algorithms and their content-key lengths.</summary>
+    public static TheoryData<string, int> AllEncs() => new()
+    {
+        { SecurityAlgorithms.Aes128CbcHmacSha256, 32 },
+        { SecurityAlgorithms.Aes192CbcHmacSha384, 48 },
+        { SecurityAlgorithms.Aes256CbcHmacSha512, 64 },
+    };
+
     /// <summary>The content encryption alone, with a given IV: ciphertext and tag are stock's, byte for byte.</summary>
     [Theory]
-    [MemberData(nameof(Encs))]
-    public void Content_encryption_provider_gives_stocks_bytes_and_failures(string enc)
+    [MemberData(nameof(AllEncs))]
+    public void Content_encryption_provider_gives_stocks_bytes_and_failures(string enc, int cekLength)
     {
-        var rng = new Random(7518 + enc.Length);
-        byte[] cek = new byte[enc == SecurityAlgorithms.Aes128CbcHmacSha256 ? 32 : 64];
+        var rng = new Random(7518 + enc.Length + cekLength);
+        byte[] cek = new byte[cekLength];
         rng.NextBytes(cek);
         var stockKey = new SymmetricSecurityKey(cek);
         var cachedKey = new SymmetricSecurityKey(cek);
@@ -449,8 +469,9 @@ public sealed class JweTests
     }
 
     /// <summary>
-    /// The README's one line: <c>CryptoProviderFactory.Default.CustomCryptoProvider = new CachedAesCryptoProvider()</c>, and
-    /// keys and validation parameters that name no factory then go through CachedAes; stock's tokens still read.
+    /// A <see cref="CachedAesCryptoProvider"/> on <see cref="CryptoProviderFactory.Default"/> (what
+    /// <c>CryptoProviderFactory.Default.UseCachedAes()</c> sets; counted here): keys and validation parameters that name no
+    /// factory then go through CachedAes; stock's tokens still read.
     /// </summary>
     [Fact]
     public async Task One_line_on_the_default_factory_is_enough()

@@ -25,6 +25,9 @@ public sealed class DiagnosticsTests
         Assert.StartsWith($"CBC: {CachedAesDiagnostics.Cbc}", lines[3], StringComparison.Ordinal);
         Assert.StartsWith("Self-test: ", lines[4], StringComparison.Ordinal);
         Assert.StartsWith("Stock forced: ", lines[5], StringComparison.Ordinal);
+        Assert.StartsWith("CPU intrinsics: ", lines[6], StringComparison.Ordinal);
+        Assert.Equal(7, lines.Length);
+        Assert.Equal(CachedAesDiagnostics.Backend == CachedAesBackend.CpuIntrinsics, lines[6].StartsWith("CPU intrinsics: in use", StringComparison.Ordinal));
         Assert.Equal(CachedAesDiagnostics.Ecb == CachedAesPath.Native, CachedAesDiagnostics.EcbFallbackReason is null);
         Assert.Equal(CachedAesDiagnostics.Cbc == CachedAesPath.Native, CachedAesDiagnostics.CbcFallbackReason is null);
     }

@@ -13,7 +13,7 @@ namespace CachedCryptography.Tests;
 /// <summary>
 /// Handle ownership made deterministic: a backend whose next transform of a chosen mode and direction waits until the
 /// test lets it go, so a second call really finds the handle reserved. What the lease promises then: the second call
-/// neither waits nor fails, the instance keeps the handles both calls made (up to one per processor), later calls reuse
+/// neither waits nor fails, the instance keeps the handles both calls made (up to one per processor, 64 at most), later calls reuse
 /// them instead of making new ones, a faulted handle is never reused, and a key change releases every one of them.
 /// Also: a failed handle creation leaves no slot reserved, generated keys are random, a key epoch's memory is valid,
 /// the stock instance kept for CFB is reused and released with its key, and a key change releases the old key's memory.
@@ -23,7 +23,7 @@ public sealed class HandleOwnershipTests
     private static readonly byte[] s_iv = Enumerable.Range(0, 16).Select(i => (byte)(0xB0 + i)).ToArray();
 
     [Fact]
-    public void After_two_calls_meet_every_mode_and_direction_reuses_its_handles_and_a_key_change_releases_them()
+    public void After_two_calls_meet_every_mode_and_direction_reuses_its_handles_and_a_key_change_rekeys_the_idle_ones()
     {
         byte[] key = Enumerable.Range(0, 32).Select(i => (byte)(i * 3)).ToArray();
         byte[] plaintext = Enumerable.Range(0, 48).Select(i => (byte)(i + 1)).ToArray();
@@ -50,7 +50,7 @@ public sealed class HandleOwnershipTests
         holder.Join();
         Assert.Equal(expected, heldResult);
 
-        // Both ECB encryption handles are kept (one per processor at most), and from now on no call makes a new handle:
+        // Both ECB encryption handles are kept (one per processor, 64 at most), and from now on no call makes a new handle:
         // the waiting handles of the other modes and directions move to the slots used after the first contention.
         Assert.Equal(kept, cached.CachedCount(BlockCipherMode.Ecb, encrypting: true));
         for (int i = 0; i < 20; i++)
@@ -69,24 +69,33 @@ public sealed class HandleOwnershipTests
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Cbc, encrypting: true));
         Assert.Equal(5 - (2 - kept), counted.LiveHandles);
 
-        // A call still running across a key change finishes with its handle, which is then released, not kept.
+        // A key change re-keys the idle handles in place (none is made, none released), while a call still running
+        // across it finishes with its handle and the old key; that handle is then released, not kept.
         gated.HoldNext(BlockCipherMode.Cbc, encrypting: false);
         byte[] cbc = stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
         holder = new Thread(() => heldResult = cached.DecryptCbc(cbc, s_iv, PaddingMode.None));
         holder.Start();
         gated.WaitUntilHeld();
+        int createdBefore = counted.Creations;
+        int liveBefore = counted.LiveHandles;
+        int cbcDecryptionCached = cached.CachedCount(BlockCipherMode.Cbc, encrypting: false);
         byte[] newKey = key.Select(b => (byte)~b).ToArray();
         cached.Key = newKey;
-        Assert.Equal(1, counted.LiveHandles); // only the held one
+        Assert.Equal(createdBefore, counted.Creations);
+        Assert.Equal(liveBefore, counted.LiveHandles);
         gated.Release();
         holder.Join();
         Assert.Equal(plaintext, heldResult);
-        Assert.Equal(0, counted.LiveHandles);
-        Assert.Equal(0, cached.CachedCount(BlockCipherMode.Cbc, encrypting: false));
+        Assert.Equal(liveBefore - 1, counted.LiveHandles);
+        Assert.Equal(cbcDecryptionCached, cached.CachedCount(BlockCipherMode.Cbc, encrypting: false));
 
+        // Every operation now runs on the re-keyed handles: none is made, but for a CBC decryption handle when the held
+        // call had the only one (whether it took the cached one or made its own depends on the slot its thread starts at).
         using Aes stockNew = TestUtil.Stock(newKey);
         AssertEveryOperationMatchesStock(cached, stockNew, plaintext);
-        Assert.Equal(4, counted.LiveHandles);
+        int remade = cbcDecryptionCached == 0 ? 1 : 0;
+        Assert.Equal(createdBefore + remade, counted.Creations);
+        Assert.Equal(liveBefore - 1 + remade, counted.LiveHandles);
     }
 
     [Theory]
@@ -132,7 +141,8 @@ public sealed class HandleOwnershipTests
 
         Assert.All(results, r => Assert.Equal(expected, r));
 
-        // The handle from the first slot comes back to find every shared slot taken: it is released. One per processor stays.
+        // The handle from the first slot comes back to find every shared slot taken: it is released. One per shared slot
+        // stays (one per processor, 64 at most).
         Assert.Equal(perMode, cached.CachedCount(mode, encrypting));
         Assert.Equal(perMode, counted.LiveHandles);
         Assert.Equal(expected, Call());
@@ -193,7 +203,7 @@ public sealed class HandleOwnershipTests
     public void A_key_epoch_holds_a_valid_handle_so_disposing_it_zeroes_and_frees_the_key()
     {
         // SafeHandle runs ReleaseHandle (zero, then free) only for a handle that is not invalid.
-        var epoch = new KeyEpoch([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+        var epoch = new KeyEpoch([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16], heldByInstance: true);
         Assert.False(epoch.IsInvalid);
         Assert.Equal(16, epoch.DangerousKey.Length);
         epoch.Dispose();
@@ -217,13 +227,26 @@ public sealed class HandleOwnershipTests
         Assert.Same(kept, first.CachedStock);
         Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
 
-        // A key change empties the stock slot, disposes that instance (stock makes a new key when one disposed is read),
-        // and releases the old key's memory: every reference taken while making handles or the stock instance was given
-        // back, so the epoch's count is zero and its memory was zeroed and freed.
-        cached.Key = [.. key.Select(b => (byte)~b)];
-        Assert.True(first.IsRetired);
+        // A key change empties the stock slot and disposes that instance (stock makes a new key when one disposed is
+        // read). The instance alone held its key, so the change rewrote the epoch in place: the old key's bytes are gone
+        // from its memory, replaced by the new key's, under a new version.
+        long versionBefore = first.Version;
+        byte[] newKey = [.. key.Select(b => (byte)~b)];
+        cached.Key = newKey;
+        Assert.Same(first, cached.KeyEpoch);
+        Assert.NotEqual(versionBefore, first.Version);
+        Assert.Equal(newKey, first.DangerousKey.ToArray());
         Assert.Null(first.CachedStock);
         Assert.NotEqual(key, kept.Aes.Key);
+
+        // CFB afterwards runs on a new stock instance holding the new key.
+        using Aes stockNew = TestUtil.Stock(newKey);
+        Assert.Equal(stockNew.EncryptCfb(plaintext, s_iv), cached.EncryptCfb(plaintext, s_iv));
+        Assert.NotSame(kept, first.CachedStock);
+
+        // Dispose releases the epoch: its memory is zeroed and freed.
+        cached.Dispose();
+        Assert.True(first.IsRetired);
         Assert.True(first.KeyMemoryReleased);
     }
 
@@ -231,7 +254,7 @@ public sealed class HandleOwnershipTests
     public void A_stock_instance_is_lent_again_while_its_key_lasts_and_released_when_given_back_after_a_key_change()
     {
         byte[] key = Enumerable.Range(0, 16).Select(i => (byte)(0x90 + i)).ToArray();
-        KeyEpoch? current = new(key);
+        KeyEpoch? current = new(key, heldByInstance: true);
         KeyEpoch first = current;
 
         // The instance given back is the one the next caller gets (the slot is empty while it is out).
@@ -248,7 +271,7 @@ public sealed class HandleOwnershipTests
         Assert.Equal(key, held.Key);
 
         // The key changes while the instance is out; given back, it is disposed instead of kept by the retired epoch.
-        KeyEpoch.Replace(ref current, null);
+        KeyEpoch.Clear(ref current);
         lease.Dispose();
         Assert.Null(first.CachedStock);
         Assert.NotEqual(key, held.Key);
@@ -263,83 +286,5 @@ public sealed class HandleOwnershipTests
         Assert.Equal(plaintext, cached.DecryptEcb(ecb, PaddingMode.None));
         Assert.Equal(cbc, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
         Assert.Equal(plaintext, cached.DecryptCbc(cbc, s_iv, PaddingMode.None));
-    }
-
-    /// <summary>
-    /// Wraps a backend: after <see cref="HoldNext"/>, the next transform of that mode and direction signals and then
-    /// waits for <see cref="Release"/> before it runs, so the test decides when the handle is given back.
-    /// </summary>
-    private sealed class GatedBackend(FaultInjectingBackend inner) : CipherBackend, IDisposable
-    {
-        private readonly ManualResetEventSlim _held = new();
-        private readonly ManualResetEventSlim _release = new();
-        private int _toHold;
-        private BlockCipherMode _mode;
-        private bool _encrypting;
-
-        public FaultInjectingBackend Faults => inner;
-
-        public override CachedAesBackend Kind => inner.Kind;
-
-        public override string Description => inner.Description + ", gated";
-
-        /// <summary>Holds the next <paramref name="calls"/> transforms of this mode and direction until <see cref="Release"/>.</summary>
-        public void HoldNext(BlockCipherMode mode, bool encrypting, int calls = 1)
-        {
-            _held.Reset();
-            _release.Reset();
-            _mode = mode;
-            _encrypting = encrypting;
-            Volatile.Write(ref _toHold, calls);
-        }
-
-        /// <summary>Waits until every call asked for is held.</summary>
-        public void WaitUntilHeld() => Assert.True(_held.Wait(TimeSpan.FromSeconds(30)), "the held calls never started");
-
-        public void Release() => _release.Set();
-
-        public void Dispose()
-        {
-            _held.Dispose();
-            _release.Dispose();
-        }
-
-        public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
-            new Handle(this, inner.Create(mode, encrypting, key));
-
-        private void MaybeHold(BlockCipherMode mode, bool encrypting)
-        {
-            if (mode != _mode || encrypting != _encrypting)
-            {
-                return;
-            }
-
-            int remaining = Volatile.Read(ref _toHold);
-            while (remaining > 0)
-            {
-                int seen = Interlocked.CompareExchange(ref _toHold, remaining - 1, remaining);
-                if (seen == remaining)
-                {
-                    if (remaining == 1)
-                    {
-                        _held.Set(); // the last of them: every held call is inside its transform, its handle reserved
-                    }
-
-                    Assert.True(_release.Wait(TimeSpan.FromSeconds(30)), "the held call was never released");
-                    return;
-                }
-
-                remaining = seen;
-            }
-        }
-
-        private sealed class Handle(GatedBackend owner, BlockCipher inner) : ForwardingCipher(inner)
-        {
-            public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
-            {
-                owner.MaybeHold(Mode, Encrypting);
-                return base.TryTransform(iv, input, output);
-            }
-        }
     }
 }

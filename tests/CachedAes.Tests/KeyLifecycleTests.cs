@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 using System.Security.Cryptography;
 using CachedCryptography.Tests.Infrastructure;
 
@@ -54,6 +55,25 @@ public class KeyLifecycleTests
         Assert.Equal(stock.LegalKeySizes[0].SkipSize, cached.LegalKeySizes[0].SkipSize);
         Assert.Equal(stock.LegalBlockSizes[0].MinSize, cached.LegalBlockSizes[0].MinSize);
         Assert.IsType<CachedAes>(CachedAes.Create());
+    }
+
+    [Fact]
+    public void LegalKeySizes_is_a_new_array_on_every_call_with_stocks_sizes()
+    {
+        using Aes stock = Aes.Create();
+        using CachedAes cached = new();
+        KeySizes[] first = cached.LegalKeySizes;
+        Assert.NotSame(first, cached.LegalKeySizes);
+        Assert.Equal(
+            stock.LegalKeySizes.Select(k => (k.MinSize, k.MaxSize, k.SkipSize)),
+            first.Select(k => (k.MinSize, k.MaxSize, k.SkipSize)));
+
+        // What a caller does with its copy changes nothing for the instance, as on stock.
+        first[0] = new KeySizes(8, 8, 0);
+        Assert.True(cached.ValidKeySize(256));
+        Assert.False(cached.ValidKeySize(8));
+        cached.Key = new byte[32];
+        Assert.Throws<CryptographicException>(() => cached.Key = new byte[1]);
     }
 
     [Fact]

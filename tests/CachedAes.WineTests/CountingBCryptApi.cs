@@ -56,6 +56,8 @@ internal sealed class CountingBCryptApi(IBCryptApi inner) : IBCryptApi
         return inner.CloseAlgorithmProvider(algorithm);
     }
 
+    public int GetObjectLength(nint algorithm, out int length) => inner.GetObjectLength(algorithm, out length);
+
     public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
     {
         int status = inner.GenerateSymmetricKey(algorithm, secret, key);

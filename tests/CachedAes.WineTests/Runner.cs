@@ -187,6 +187,11 @@ internal static class Runner
 
         if (failure is null)
         {
+            if (Verbose && output.Text.Length > 0)
+            {
+                Console.WriteLine(Indent("output: " + output.Text));
+            }
+
             return true;
         }
 

@@ -3,6 +3,7 @@ using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Interop.Cng;
+using CachedCryptography.Tests.Infrastructure;
 using Xunit.Abstractions;
 
 namespace CachedCryptography.WineTests;
@@ -68,7 +69,8 @@ public sealed class WineCngChecks(ITestOutputHelper output)
         }
         else if (RunSettings.WineVersion.StartsWith("8.", StringComparison.Ordinal))
         {
-            // The measured Wine 8.0 behaviour (see the README): this lane exists to prove the fallback catches it.
+            // Wine 8.0's behaviour as measured (docs/design.md, "Platforms, and what was run"): this lane exists to
+            // prove the fallback catches it.
             Assert.False(probe.RestartsAtSameIv);
             Assert.False(probe.WritesIvBack);
         }
@@ -102,6 +104,34 @@ public sealed class WineCngChecks(ITestOutputHelper output)
         Assert.Equal(0, api.StrayCloses);
         Assert.Equal(pseudoHandles ? 0 : 2, api.ProvidersOpened);
         Assert.Equal(pseudoHandles ? 0 : 2, api.ProvidersOpen); // kept for the process's life, never re-opened per key
+    }
+
+    /// <summary>
+    /// The finalization stress (tests/CachedAes.Tests/Finalization) over the real bcrypt.dll, on each kind of algorithm
+    /// handle as selection routes it: every kind of object dropped without Dispose on four threads while another runs the
+    /// collector constantly, every output compared with stock; afterwards every CNG key made has been destroyed (by its
+    /// holder or by the finalizer of its SafeHandle), exactly once and successfully.
+    /// </summary>
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Objects_dropped_under_constant_collections_match_stock_and_every_key_is_destroyed(bool pseudoHandles)
+    {
+        var api = new CountingBCryptApi(BCryptApi.Instance);
+        Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw));
+        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, null));
+        var counted = new CountingBackend(selection.Backend);
+
+        Tests.Finalization.FinalizationStress.Outcome outcome =
+            Tests.Finalization.FinalizationStress.Run(counted, threads: 4, iterationsPerThread: 300, includeCfb: BackendData.StockCfbWorks);
+
+        output.WriteLine($"{outcome.Steps} steps, {outcome.Collections} full collections; handles made {counted.Creations}, freed by finalized key epochs {counted.FinalizerFrees}; keys created {api.KeysCreated}, destroyed {api.KeysDestroyed}");
+        Assert.True(outcome.Failures.Count == 0, string.Join(Environment.NewLine, outcome.Failures));
+        Assert.True(counted.FinalizerFrees > 0);
+        Assert.Equal(0, counted.DoubleReleases);
+        Assert.Equal(0, counted.LiveHandles);
+        Assert.Equal(api.KeysCreated, api.KeysDestroyed);
+        Assert.Equal(0, api.FailedDestroys);
     }
 
     /// <summary>What one CBC key of the real library does with two messages at the same IV.</summary>

@@ -6,7 +6,10 @@ using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core;
 
-/// <summary>The native handles of one epoch: one slot per mode and direction, then a slot per processor once threads contend.</summary>
+/// <summary>
+/// The native handles of one epoch: one slot per mode and direction, then a slot per processor (64 at most) once
+/// threads contend.
+/// </summary>
 /// <remarks>
 /// <para><b>Ownership.</b> A slot is empty, holds a handle nobody is using, or is reserved: marked busy by the one caller
 /// that holds its handle (or is making one for it). <see cref="TryRent"/> reserves a slot with one
@@ -14,23 +17,29 @@ namespace CachedCryptography.Core;
 /// handle back with a plain store: nobody else writes a reserved slot (other callers exchange "busy" for "busy", which
 /// changes nothing; a sweep leaves busy slots alone). So a native handle is never used by two callers at once, each
 /// call pays one interlocked operation, and nothing waits or throws because another caller is busy.</para>
+/// <para><b>Key versions.</b> Every handle records the key version it was keyed with (<see cref="BlockCipher.KeyVersion"/>).
+/// A call takes a handle only if its version is the epoch's current one (<see cref="Version"/>), and a handle that comes
+/// back with an older version (its call began before a key change rewrote the key) is given up instead of cached. So a
+/// call that starts after a key change never sees a handle of an older key, and one in flight finishes with the key it
+/// started with. A key change re-keys or gives up every idle handle at once (<see cref="SweepHandles"/>).</para>
 /// <para><b>One thread, then several.</b> An epoch used by one thread at a time keeps one slot per mode and direction
 /// inline. The first time a caller finds that slot reserved, the epoch switches for good to shared slots: an array with
-/// one slot per processor for each mode and direction, each slot on a cache line of its own, and each thread starting at
-/// a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a cache line that another
-/// thread reads on every call (the inline slots sit beside the fields every call reads). A caller that finds every
-/// shared slot reserved uses a handle of its own for the call.</para>
-/// <para><b>Retirement, and why a returned handle is never stranded.</b> After a key change no new call reaches this
-/// epoch, so all that is left is to release its handles promptly. Two parties race: a caller giving a handle back
-/// stores it in its slot and then reads the retired mark (<see cref="Return"/>); the key change sets the mark with a
-/// full fence and then sweeps the slots (<see cref="ReleaseIdleHandles"/>). If the sweep finds the handle, it releases it;
-/// if the caller sees the mark, it takes the handle back out and releases it (whichever empties the slot first releases
-/// it). A slot the sweep reads as empty or idle can only be reserved later, by an interlocked exchange that follows the
-/// fenced mark, so that caller's later read sees the mark. The one gap is a slot the sweep finds reserved: the caller's
-/// plain store may still sit in its processor's store buffer while its read of the mark is already satisfied, so both
-/// sides miss. For that case alone (a call in flight during a key change) the sweep issues
-/// <see cref="Interlocked.MemoryBarrierProcessWide"/>, which makes every processor's earlier stores visible and orders its
-/// later reads after the mark, and sweeps again.</para>
+/// one slot per processor (64 at most) for each mode and direction, each slot on a cache line of its own, and each
+/// thread starting at a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a
+/// cache line that another thread reads on every call (the inline slots sit beside the fields every call reads). A
+/// caller that finds every shared slot reserved uses a handle of its own for the call.</para>
+/// <para><b>Release, and why a returned handle is never stranded.</b> Once the last holder has let go (the holder
+/// state reaches zero, see <c>KeyEpoch.Holders.cs</c>) all that is left is to give up the epoch's handles promptly. Two
+/// parties race: a caller giving a handle back stores it in its slot and then reads the holder count
+/// (<see cref="Return"/>); the release brings the count to zero with a full fence and then sweeps the slots
+/// (<see cref="ReleaseIdleHandles"/>). If the sweep finds the handle, it gives it up; if the caller sees the count at zero,
+/// it takes the handle back out and gives it up (whichever empties the slot first gives it up). A slot the sweep reads as
+/// empty or idle can only be reserved later, by an interlocked exchange that follows the fenced decrement, so that
+/// caller's later read sees zero. The one gap is a slot the sweep finds reserved: the caller's plain store may still sit
+/// in its processor's store buffer while its read of the count is already satisfied, so both sides miss. For that case
+/// alone (a call in flight during the release) the sweep issues <see cref="Interlocked.MemoryBarrierProcessWide"/>, which
+/// makes every processor's earlier stores visible and orders its later reads after the decrement, and sweeps again.
+/// Should a handle still be missed, it stays owned by the epoch and is freed with it.</para>
 /// <para><b>Bounds.</b> At most <see cref="HandlesPerMode"/> handles per mode and direction stay cached (the processor
 /// count, at least 1, at most 64), one per slot; a handle is made only by a caller that reserved an empty slot or found
 /// every slot reserved, so with k callers at once no more than k handles per mode and direction are kept.</para>
@@ -112,14 +121,15 @@ internal sealed partial class KeyEpoch
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void Return(ref BlockCipher? slot, BlockCipher cipher)
     {
-        if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && (_shared is null || !IsInlineSlot(ref slot)))
+        if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && cipher.KeyVersion == Volatile.Read(ref _version)
+            && (_shared is null || !IsInlineSlot(ref slot)))
         {
             Volatile.Write(ref slot, cipher);
 
-            // The half of the ordering argument (see the remarks) on this side: store, then read the mark.
-            if (Volatile.Read(ref _retired) != 0)
+            // The half of the ordering argument (see the remarks) on this side: store, then read the holder count.
+            if (IsReleased)
             {
-                ReleaseFromSlot(ref slot, cipher);
+                ReleaseFromSlot(ref slot, cipher, HandleDisposal.Release);
             }
 
             return;
@@ -129,8 +139,8 @@ internal sealed partial class KeyEpoch
     }
 
     /// <summary>
-    /// A handle for <paramref name="mode"/> and direction with this epoch's key; false only when the epoch was retired
-    /// and released before a handle could be made with its key (the caller then uses the instance's new epoch).
+    /// A handle for <paramref name="mode"/> and direction with this epoch's key; false only when the epoch was released
+    /// before a handle could be made with its key (the caller then uses the instance's new epoch).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryRent(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
@@ -142,8 +152,9 @@ internal sealed partial class KeyEpoch
 
         ref BlockCipher? slot = ref InlineSlot(mode, encrypting);
         BlockCipher? held = Reserve(ref slot);
-        if (held is not null && held != s_busy)
+        if (held is not null && held != s_busy && held.KeyVersion == Volatile.Read(ref _version))
         {
+            held.Used = true;
             lease = new HandleLease(this, ref slot, held);
             return true;
         }
@@ -165,12 +176,19 @@ internal sealed partial class KeyEpoch
         }
     }
 
-    // The inline slot was empty (this caller now holds its reservation) or reserved by another caller.
+    // The inline slot was empty or held a handle of an older key (this caller now holds its reservation either way), or
+    // was reserved by another caller.
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool TryRentInlineSlow(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
     {
         if (held != s_busy)
         {
+            // A key change rewrote the key after this handle was cached, and its sweep has not reached it yet.
+            if (held is not null)
+            {
+                GiveBack(held);
+            }
+
             return TryFill(ref slot, mode, encrypting, backend, out lease);
         }
 
@@ -206,16 +224,24 @@ internal sealed partial class KeyEpoch
 
             // An empty shared slot: a handle still waiting in the inline slot (made before the switch) moves here.
             held ??= TakeInline(mode, encrypting);
-            if (held is not null)
+            if (held is not null && held.KeyVersion == Volatile.Read(ref _version))
             {
+                held.Used = true;
                 lease = new HandleLease(this, ref slot, held);
                 return true;
+            }
+
+            // None, or one of an older key that a key change's sweep has not reached yet.
+            if (held is not null)
+            {
+                GiveBack(held);
             }
 
             return TryFill(ref slot, mode, encrypting, backend, out lease);
         }
 
         // Every slot is reserved: a handle of this call's own, released when it returns (not cached).
+        CachedAesMetrics.CallContended();
         BlockCipher? own = TryCreate(mode, encrypting, backend);
         lease = own is null ? default : new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), own);
         return own is not null;
@@ -248,6 +274,7 @@ internal sealed partial class KeyEpoch
     }
 
     // A new handle with this epoch's key, or null when the epoch is already released.
+    [SkipLocalsInit] // CopyKey writes the copy before it is read
     private BlockCipher? TryCreate(BlockCipherMode mode, bool encrypting, CipherBackend backend)
     {
         if (!TryAddRef())
@@ -255,12 +282,19 @@ internal sealed partial class KeyEpoch
             return null;
         }
 
+        Span<byte> key = stackalloc byte[MaxKeyLength];
         try
         {
-            return backend.Create(mode, encrypting, DangerousKey);
+            int length = CopyKey(key, out int version);
+            BlockCipher created = backend.Create(mode, encrypting, key[..length]);
+            created.KeyVersion = version;
+            created.Used = true;
+            CachedAesMetrics.HandleCreated();
+            return created;
         }
         finally
         {
+            CryptographicOperations.ZeroMemory(key);
             DangerousRelease();
         }
     }
@@ -284,21 +318,21 @@ internal sealed partial class KeyEpoch
         return held;
     }
 
-    // A handle of the caller's own, a faulted one (released, and the slot freed), or a handle taken from the inline
-    // slot after the switch to shared slots (moved to a free shared slot if there is one).
+    // A handle of the caller's own, a faulted one or one of an older key (released, and the slot freed), or a handle
+    // taken from the inline slot after the switch to shared slots (moved to a free shared slot if there is one).
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ReturnSlow(ref BlockCipher? slot, BlockCipher cipher)
     {
         if (Unsafe.IsNullRef(ref slot))
         {
-            cipher.Release();
+            GiveBack(cipher);
             return;
         }
 
         Volatile.Write(ref slot, null);
-        if (cipher.IsFaulted || Volatile.Read(ref _shared) is not { } shared)
+        if (cipher.IsFaulted || cipher.KeyVersion != Volatile.Read(ref _version) || Volatile.Read(ref _shared) is not { } shared)
         {
-            cipher.Release();
+            GiveBack(cipher);
             return;
         }
 
@@ -308,45 +342,105 @@ internal sealed partial class KeyEpoch
             if (Volatile.Read(ref free) is null
                 && Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref free), cipher, null) is null)
             {
-                // The compare-exchange is a full fence, so this read cannot miss a retirement that missed the handle.
-                if (Volatile.Read(ref _retired) != 0)
+                // The compare-exchange is a full fence, so this read cannot miss a release that missed the handle.
+                if (IsReleased)
                 {
-                    ReleaseFromSlot(ref free, cipher);
+                    ReleaseFromSlot(ref free, cipher, HandleDisposal.Release);
                 }
 
                 return;
             }
         }
 
-        cipher.Release();
+        GiveBack(cipher);
     }
 
-    // Empties every slot that holds a handle (the retirement's half of the ordering argument in the remarks).
-    private void ReleaseIdleHandles()
+    /// <summary>What a sweep does with each idle handle it takes out of its slot.</summary>
+    private enum HandleDisposal
     {
-        if (SweepHandles())
+        /// <summary>Give it back to the backend (<see cref="BlockCipher.Release"/>).</summary>
+        Release,
+
+        /// <summary>
+        /// A key change rewrote this epoch's key: re-key the handle in place and put it back, if a call used it since it
+        /// was last keyed and the backend can re-key; otherwise give it back.
+        /// </summary>
+        RekeyOrRelease,
+
+        /// <summary>
+        /// A key change made a new epoch: re-key the handle with its key and move it there, if a call used it since it
+        /// was last keyed and the backend can re-key; otherwise give it back.
+        /// </summary>
+        MoveOrRelease,
+
+        /// <summary>The epoch is being finalized: free the handle directly (<see cref="BlockCipher.FreeFromFinalizer"/>).</summary>
+        FreeFromFinalizer,
+    }
+
+    /// <summary>Gives a handle that a key change re-keyed to this epoch: into an empty slot for its mode and direction, or back to the backend.</summary>
+    private void Adopt(BlockCipher cipher)
+    {
+        ref BlockCipher? slot = ref Volatile.Read(ref _shared) is { } shared
+            ? ref FirstFreeShared(shared, cipher.Mode, cipher.Encrypting)
+            : ref InlineSlot(cipher.Mode, cipher.Encrypting);
+        if (Unsafe.IsNullRef(ref slot)
+            || Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), cipher, null) is not null)
         {
-            Interlocked.MemoryBarrierProcessWide();
-            SweepHandles();
+            GiveBack(cipher);
+            return;
+        }
+
+        // The compare-exchange is a full fence: a release that missed the handle is seen here (the ordering argument).
+        if (IsReleased)
+        {
+            ReleaseFromSlot(ref slot, cipher, HandleDisposal.Release);
         }
     }
 
-    // True when a slot was reserved.
-    private bool SweepHandles()
+    private static ref BlockCipher? FirstFreeShared(BlockCipher?[] shared, BlockCipherMode mode, bool encrypting)
     {
-        bool reserved = Sweep(ref _ecbEncrypt) | Sweep(ref _ecbDecrypt) | Sweep(ref _cbcEncrypt) | Sweep(ref _cbcDecrypt);
+        for (int i = 0; i < HandlesPerMode; i++)
+        {
+            ref BlockCipher? slot = ref shared[SharedIndex(mode, encrypting, i)];
+            if (Volatile.Read(ref slot) is null)
+            {
+                return ref slot;
+            }
+        }
+
+        return ref Unsafe.NullRef<BlockCipher?>();
+    }
+
+    // Empties every slot that holds a handle (the release's half of the ordering argument in the remarks). The idle
+    // handles move to `next`, re-keyed with `nextKey`, when there is one.
+    private void ReleaseIdleHandles(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    {
+        HandleDisposal disposal = next is null ? HandleDisposal.Release : HandleDisposal.MoveOrRelease;
+        if (SweepHandles(disposal, next, nextKey, 0))
+        {
+            Interlocked.MemoryBarrierProcessWide();
+            SweepHandles(disposal, next, nextKey, 0);
+        }
+    }
+
+    // Takes every idle handle out of its slot and disposes of it as `disposal` says (`target`, `key` and `version`: the
+    // epoch, key and key version a re-keyed handle gets). True when a slot was reserved by a call in flight.
+    private bool SweepHandles(HandleDisposal disposal, KeyEpoch? target, ReadOnlySpan<byte> key, int version)
+    {
+        bool reserved = Sweep(ref _ecbEncrypt, disposal, target, key, version) | Sweep(ref _ecbDecrypt, disposal, target, key, version)
+            | Sweep(ref _cbcEncrypt, disposal, target, key, version) | Sweep(ref _cbcDecrypt, disposal, target, key, version);
         if (Volatile.Read(ref _shared) is { } shared)
         {
             for (int i = SharedStride; i < shared.Length; i += SharedStride)
             {
-                reserved |= Sweep(ref shared[i]);
+                reserved |= Sweep(ref shared[i], disposal, target, key, version);
             }
         }
 
         return reserved;
     }
 
-    private static bool Sweep(ref BlockCipher? slot)
+    private bool Sweep(ref BlockCipher? slot, HandleDisposal disposal, KeyEpoch? target, ReadOnlySpan<byte> key, int version)
     {
         // A plain read first: most slots are empty, and an interlocked operation on each would cost more than the rest of
         // a key change. A reserved slot is left to the caller that holds it.
@@ -361,19 +455,106 @@ internal sealed partial class KeyEpoch
             return true;
         }
 
-        ReleaseFromSlot(ref slot, held);
+        if (disposal == HandleDisposal.RekeyOrRelease)
+        {
+            RekeyInPlace(ref slot, key, version);
+        }
+        else if (disposal == HandleDisposal.MoveOrRelease)
+        {
+            MoveTo(ref slot, held, target!, key);
+        }
+        else
+        {
+            ReleaseFromSlot(ref slot, held, disposal);
+        }
+
         return false;
     }
 
-    // Takes `cipher` out of `slot` and releases it, unless another caller emptied or reserved the slot first (that
-    // caller then owns the handle, and releases it when it sees the epoch retired).
+    // A key rewrite: the handle in `slot` (if still idle) gets the new key and goes back, or is given up.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ReleaseFromSlot(ref BlockCipher? slot, BlockCipher cipher)
+    private void RekeyInPlace(ref BlockCipher? slot, ReadOnlySpan<byte> key, int version)
+    {
+        BlockCipher? held = Reserve(ref slot);
+        if (held is null || held == s_busy)
+        {
+            // Emptied or taken since the slot was read; a caller holding it gives it back (and checks its version then).
+            if (held is null)
+            {
+                Volatile.Write(ref slot, null);
+            }
+
+            return;
+        }
+
+        if (held.KeyVersion != version)
+        {
+            if (!held.Used || !held.TryRekey(key))
+            {
+                Volatile.Write(ref slot, null);
+                GiveBack(held);
+                return;
+            }
+
+            held.KeyVersion = version;
+            held.Used = false;
+            CachedAesMetrics.HandleRekeyed();
+        }
+
+        Return(ref slot, held);
+    }
+
+    // A key change to a new epoch: the handle in `slot` (if still idle) leaves this epoch for `target`, re-keyed, or is
+    // given up.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void MoveTo(ref BlockCipher? slot, BlockCipher held, KeyEpoch target, ReadOnlySpan<byte> key)
+    {
+        if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, held) != held)
+        {
+            return;
+        }
+
+        if (held.Used && !held.IsFaulted && held.TryRekey(key))
+        {
+            // A new epoch's key is version 0 (a later rewrite of it makes this handle's version old, and it is dropped).
+            held.KeyVersion = 0;
+            held.Used = false;
+            CachedAesMetrics.HandleRekeyed();
+            target.Adopt(held);
+            return;
+        }
+
+        GiveBack(held);
+    }
+
+    // Takes `cipher` out of `slot` and gives it up as `disposal` says (Release or FreeFromFinalizer), unless another
+    // caller emptied or reserved the slot first (that caller then owns the handle, and gives it up when it sees the
+    // epoch released).
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ReleaseFromSlot(ref BlockCipher? slot, BlockCipher cipher, HandleDisposal disposal)
     {
         if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, cipher) == cipher)
         {
-            cipher.Release();
+            if (disposal == HandleDisposal.FreeFromFinalizer)
+            {
+                cipher.FreeFromFinalizer();
+
+                // A static interlocked increment, no listener call: a finalizer touches only what its object owns
+                // (docs/design-notes.md, "Native ownership"); the meter reads the total on a listener's thread.
+                CachedAesMetrics.FinalizedHandles.Add();
+            }
+            else
+            {
+                GiveBack(cipher);
+            }
         }
+    }
+
+    // Every handle a live epoch gives up goes through here (the finalizer frees directly, counted apart).
+    private static void GiveBack(BlockCipher cipher)
+    {
+        cipher.Release();
+        CachedAesMetrics.HandleReleased();
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -390,6 +571,9 @@ internal sealed partial class KeyEpoch
     private bool IsInlineSlot(ref BlockCipher? slot) =>
         Unsafe.AreSame(ref slot, ref _ecbEncrypt) || Unsafe.AreSame(ref slot, ref _ecbDecrypt)
         || Unsafe.AreSame(ref slot, ref _cbcEncrypt) || Unsafe.AreSame(ref slot, ref _cbcDecrypt);
+
+    /// <summary>True once neither the instance nor any transform holds the epoch (see <c>KeyEpoch.cs</c>).</summary>
+    private bool IsReleased => (Volatile.Read(ref _state) & ~Writing) == 0;
 
     private static int SharedIndex(BlockCipherMode mode, bool encrypting, int i) =>
         ((((int)mode * 2) + (encrypting ? 0 : 1)) * HandlesPerMode + i + 1) * SharedStride;

@@ -1,3 +1,6 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Security.Cryptography;
 using System.Threading;
 
 namespace CachedCryptography.Core;
@@ -8,8 +11,8 @@ namespace CachedCryptography.Core;
 /// </summary>
 /// <remarks>
 /// None of these is a hot path, so its one slot uses a simpler protocol than the handle slots: taken with an interlocked
-/// exchange (never reserved) and given back with a compare-exchange, whose full fence orders the read of the retired
-/// mark after it; a caller that finds the slot empty or taken makes an instance of its own.
+/// exchange (never reserved) and given back with a compare-exchange, whose full fence orders the read of the holder
+/// count after it; a caller that finds the slot empty or taken makes an instance of its own.
 /// </remarks>
 internal sealed partial class KeyEpoch
 {
@@ -24,7 +27,15 @@ internal sealed partial class KeyEpoch
         while (true)
         {
             KeyEpoch epoch = CurrentOrGenerated(ref current, keySizeBits);
-            StockAes? stock = Interlocked.Exchange(ref epoch._stock, null) ?? epoch.TryCreateStock();
+            StockAes? stock = Interlocked.Exchange(ref epoch._stock, null);
+            if (stock is not null && stock.KeyVersion != epoch.Version)
+            {
+                // Made before a key rewrite whose sweep has not reached it yet.
+                stock.Release();
+                stock = null;
+            }
+
+            stock ??= epoch.TryCreateStock();
             if (stock is not null)
             {
                 return new StockLease(epoch, stock);
@@ -37,10 +48,10 @@ internal sealed partial class KeyEpoch
     /// <summary>Gives back an instance taken by <see cref="RentStock"/> (called by <see cref="StockLease.Dispose"/>).</summary>
     internal void ReturnStock(StockAes stock)
     {
-        if (Volatile.Read(ref _retired) == 0 && Interlocked.CompareExchange(ref _stock, stock, null) is null)
+        if (!IsReleased && stock.KeyVersion == Version && Interlocked.CompareExchange(ref _stock, stock, null) is null)
         {
-            // Retired between the check and the put: the sweep may have missed it.
-            if (Volatile.Read(ref _retired) != 0 && Interlocked.CompareExchange(ref _stock, null, stock) == stock)
+            // Released, or the key rewritten, between the check and the put: the sweep may have missed it.
+            if ((IsReleased || stock.KeyVersion != Version) && Interlocked.CompareExchange(ref _stock, null, stock) == stock)
             {
                 stock.Release();
             }
@@ -51,6 +62,7 @@ internal sealed partial class KeyEpoch
         stock.Release();
     }
 
+    [SkipLocalsInit] // CopyKey writes the copy before it is read
     private StockAes? TryCreateStock()
     {
         if (!TryAddRef())
@@ -58,15 +70,25 @@ internal sealed partial class KeyEpoch
             return null;
         }
 
+        Span<byte> key = stackalloc byte[MaxKeyLength];
         try
         {
-            return new StockAes(DangerousKey);
+            int length = CopyKey(key, out int version);
+            return new StockAes(key[..length]) { KeyVersion = version };
         }
         finally
         {
+            CryptographicOperations.ZeroMemory(key);
             DangerousRelease();
         }
     }
 
-    private void ReleaseIdleStock() => Interlocked.Exchange(ref _stock, null)?.Release();
+    // A plain read first: most epochs never make a stock instance.
+    private void ReleaseIdleStock()
+    {
+        if (Volatile.Read(ref _stock) is not null)
+        {
+            Interlocked.Exchange(ref _stock, null)?.Release();
+        }
+    }
 }

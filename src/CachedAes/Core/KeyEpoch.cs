@@ -7,57 +7,91 @@ using System.Threading;
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// One key of a <see cref="CachedAes"/> and everything made with it: the key bytes, in unmanaged memory that the GC
-/// never moves or copies, and the native handles keyed from them (<c>KeyEpoch.Handles.cs</c>, <c>KeyEpoch.Cfb.cs</c>).
-/// Every key change makes a new epoch and retires the old one, so an epoch's handles can only ever hold its own key.
+/// A key and everything made with it: the key bytes, in unmanaged memory that the GC never moves or copies, and the
+/// native handles keyed from them (<c>KeyEpoch.Handles.cs</c>, <c>KeyEpoch.Stock.cs</c>).
 /// </summary>
 /// <remarks>
-/// <para><b>Lifetime.</b> The instance points at its current epoch. A key change publishes the new one and then calls
-/// <see cref="Retire"/> on the old one: from then on no call that starts can reach the old epoch, its idle handles are
-/// released at once, and the handles that calls in flight still hold are released when those calls give them back.
-/// Calls in flight finish with the key they started with, as on stock.</para>
-/// <para><b>Key memory.</b> Being a <see cref="SafeHandle"/>, the epoch stays readable for a caller that holds a
-/// reference (<see cref="TryAddRef"/>) even while its owner retires it at the same moment; the memory is zeroed and freed
-/// when the last reference goes, or by the finalizer if the instance is never disposed. A caller whose
-/// <see cref="TryAddRef"/> fails was overtaken by a key change and uses the instance's new key instead.</para>
+/// <para><b>Ownership</b> (the rules: docs/design-notes.md, "Native ownership"). The epoch is the only finalizable object
+/// that stands for a key: it owns the key memory and every native handle waiting in its slots. A handle in use belongs
+/// to the one call that leased it, which gives it back to its slot; a handle given up goes back to its backend (which may
+/// pool it: handles are plain objects, never finalizable, so a pool never holds anything the collector could finalize).
+/// If the epoch is dropped without being released, its <see cref="ReleaseHandle"/> (a critical finalizer, run after every
+/// normal one) zeroes and frees the key and frees whatever handles are still in its slots, directly, without pooling and
+/// without touching any other finalizable object.</para>
+/// <para><b>Holders</b> (<c>KeyEpoch.Holders.cs</c>): the instance whose current key it is, and every transform made
+/// with it. When the last holder lets go, the epoch is released: its handles go back to the backend as soon as no call
+/// uses them, and the key memory is zeroed and freed. A transform that is dropped without <c>Dispose</c> never lets go;
+/// its epoch is then freed by the finalizer once nothing references it.</para>
+/// <para><b>Key changes.</b> While the instance is the only holder, a key change rewrites the epoch in place
+/// (<see cref="SetKey"/>): the new key overwrites the old one, the key's <see cref="Version"/> moves on, and the idle
+/// handles are re-keyed at once (or given back, if no call used them since the last key change), so no schedule of the
+/// old key survives the change and nothing is allocated. Once a transform holds the key, the key is frozen for it: a key
+/// change then makes a new epoch, moves the old one's idle handles over (re-keyed) and retires the old one, which lives
+/// on for its transforms. Calls in flight finish with the key they started with, as on stock: every handle records the
+/// key version it was keyed with, and one of an older version is never used again (<c>KeyEpoch.Handles.cs</c>).</para>
+/// <para><b>Reading the key.</b> Readers copy it under the version (<see cref="CopyKey"/>: a rewrite makes the version
+/// odd while it writes, and a copy that saw it change is taken again), holding a reference (<see cref="TryAddRef"/>) so
+/// that the memory stays allocated; a caller whose <see cref="TryAddRef"/> fails was overtaken by a key change and uses
+/// the instance's new key instead.</para>
 /// </remarks>
 internal sealed unsafe partial class KeyEpoch : SafeHandle
 {
-    private readonly int _length;
+    /// <summary>The size of the key memory: the longest AES key.</summary>
+    internal const int MaxKeyLength = 32;
 
-    // 1 once retired (an int, for Interlocked.Exchange). Read on every handle return; see KeyEpoch.Handles.cs.
-    private int _retired;
+    // Bit 0: a key rewrite is in progress. Bit 1: the instance holds the epoch. Bits 2 and up: how many transforms hold
+    // it. Zero (all but bit 0) once released. Read on every handle return (KeyEpoch.Handles.cs); changed only by
+    // interlocked operations. 64 bits: a transform dropped without Dispose never lets go, and a long-lived key can see
+    // billions of those (CryptoStream never disposes its transform).
+    private const long Writing = 1;
+    private const long InstanceHolds = 2;
+    private const long OneTransform = 4;
+    private long _state;
+
+    // Even while the key is stable; odd while a rewrite writes it. Every handle records the version it was keyed with.
+    // 32 bits: a handle of an older version is given up when it comes back, and every idle one at each key change, so a
+    // version could only repeat for a call that stayed in flight across 2^31 key changes.
+    private int _version;
+    private int _length;
 
     /// <summary>An epoch holding a copy of <paramref name="key"/> (16, 24 or 32 bytes, validated by the caller).</summary>
-    public KeyEpoch(ReadOnlySpan<byte> key)
+    /// <param name="key">The key.</param>
+    /// <param name="heldByInstance">True for an instance's key; false for a transform's own (held by the transform).</param>
+    public KeyEpoch(ReadOnlySpan<byte> key, bool heldByInstance)
         : base(IntPtr.Zero, ownsHandle: true)
     {
+        _state = heldByInstance ? InstanceHolds : OneTransform;
         _length = key.Length;
-        void* memory = NativeMemory.Alloc((nuint)Math.Max(1, key.Length));
+        void* memory = NativeMemory.Alloc(MaxKeyLength);
         SetHandle((IntPtr)memory);
-        key.CopyTo(new Span<byte>(memory, key.Length));
+        Span<byte> bytes = new(memory, MaxKeyLength);
+        key.CopyTo(bytes);
+        bytes[key.Length..].Clear();
     }
 
     /// <inheritdoc />
     public override bool IsInvalid => handle == IntPtr.Zero;
 
-    /// <summary>True once a key change replaced this epoch (or the instance was disposed).</summary>
-    public bool IsRetired => Volatile.Read(ref _retired) != 0;
+    /// <summary>True once released: neither the instance nor any transform holds the epoch any more.</summary>
+    public bool IsRetired => (Volatile.Read(ref _state) & ~Writing) == 0;
+
+    /// <summary>The version of the key in the memory now (even), which handles keyed from it record.</summary>
+    public int Version => Volatile.Read(ref _version);
 
     /// <summary>
-    /// The key bytes. Valid only while the caller holds a reference (<see cref="TryAddRef"/>) or otherwise knows the
-    /// epoch cannot be released.
+    /// The key bytes, for a caller that knows no rewrite can happen: a transform (a holder; rewrites need the instance to
+    /// be the only holder) holding a reference (<see cref="TryAddRef"/>) or otherwise knowing the epoch is alive.
     /// </summary>
     public ReadOnlySpan<byte> DangerousKey => new((void*)handle, _length);
 
-    /// <summary>An epoch with a new random key of <paramref name="keySizeBits"/>.</summary>
+    /// <summary>An epoch with a new random key of <paramref name="keySizeBits"/>, held by the instance.</summary>
     [SkipLocalsInit] // the key buffer is filled before it is read
     public static KeyEpoch Generate(int keySizeBits)
     {
-        Span<byte> bytes = stackalloc byte[32];
+        Span<byte> bytes = stackalloc byte[MaxKeyLength];
         bytes = bytes[..(keySizeBits / 8)];
         RandomNumberGenerator.Fill(bytes);
-        var epoch = new KeyEpoch(bytes);
+        var epoch = new KeyEpoch(bytes, heldByInstance: true);
         CryptographicOperations.ZeroMemory(bytes);
         return epoch;
     }
@@ -70,12 +104,27 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
         Volatile.Read(ref current) ?? PublishGenerated(ref current, keySizeBits);
 
     /// <summary>
-    /// Makes <paramref name="next"/> (or nothing: the next use generates a key) the instance's epoch and retires the
-    /// one it replaces. Calls running on other threads are not disturbed.
+    /// Makes <paramref name="key"/> the instance's key: in place when the instance alone holds its epoch, otherwise in a
+    /// new epoch that takes over the old one's idle handles. No call that starts after this returns uses an older key.
     /// </summary>
-    public static void Replace(ref KeyEpoch? current, KeyEpoch? next) => Interlocked.Exchange(ref current, next)?.Retire();
+    public static void SetKey(ref KeyEpoch? current, ReadOnlySpan<byte> key)
+    {
+        if (Volatile.Read(ref current) is { } epoch && epoch.TryRewrite(key))
+        {
+            return;
+        }
 
-    /// <summary>Takes a reference that keeps the key readable; false if the epoch is already released.</summary>
+        var next = new KeyEpoch(key, heldByInstance: true);
+        Interlocked.Exchange(ref current, next)?.Retire(next, key);
+    }
+
+    /// <summary>
+    /// Leaves the instance with no key (the next use generates one) and retires its epoch. Calls running on other threads
+    /// are not disturbed.
+    /// </summary>
+    public static void Clear(ref KeyEpoch? current) => Interlocked.Exchange(ref current, null)?.Retire(null, default);
+
+    /// <summary>Takes a reference that keeps the key memory allocated; false if the epoch is already released.</summary>
     public bool TryAddRef()
     {
         bool added = false;
@@ -85,24 +134,93 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
         }
         catch (ObjectDisposedException)
         {
-            // Retired and disposed after the caller read it: the caller moves to the instance's new epoch.
+            // Released and disposed after the caller read it: the caller moves to the instance's new epoch.
         }
 
         return added;
     }
 
     /// <summary>
-    /// Retires the epoch: marks it, releases every handle it keeps that no call is using (the rest are released as
-    /// they come back), and disposes the key memory once no reader holds it. Called once, by the key change.
+    /// Copies the key into <paramref name="destination"/> (at least <see cref="MaxKeyLength"/> bytes) as it is at one
+    /// moment, never half rewritten; returns its length, and its version in <paramref name="version"/>. The caller holds
+    /// a reference (<see cref="TryAddRef"/>) and zeroes the copy after use.
     /// </summary>
-    private void Retire()
+    public int CopyKey(Span<byte> destination, out int version)
     {
-        // A full fence: the mark is visible before the sweep reads a single slot (the ordering argument is in
-        // KeyEpoch.Handles.cs, next to the code it protects).
-        Interlocked.Exchange(ref _retired, 1);
-        ReleaseIdleHandles();
+        var spinner = default(SpinWait);
+        while (true)
+        {
+            version = Volatile.Read(ref _version);
+            if ((version & 1) == 0)
+            {
+                int length = _length;
+                new ReadOnlySpan<byte>((void*)handle, MaxKeyLength).CopyTo(destination);
+
+                // The copy's loads must complete before the version is read again (a later load may not pass them).
+                Volatile.ReadBarrier();
+                if (Volatile.Read(ref _version) == version)
+                {
+                    return length;
+                }
+            }
+
+            spinner.SpinOnce();
+        }
+    }
+
+    /// <summary>
+    /// The instance lets go of the epoch (a key change, Dispose, or a key size change; called once). Its idle handles
+    /// move to <paramref name="next"/>, re-keyed with <paramref name="nextKey"/>, or go back to the backend; the epoch is
+    /// released if no transform holds it.
+    /// </summary>
+    private void Retire(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    {
+        long state = Interlocked.And(ref _state, ~InstanceHolds) & ~InstanceHolds;
+        if ((state & ~Writing) == 0)
+        {
+            ReleaseAll(next, nextKey);
+            return;
+        }
+
+        // Transforms still hold it: what no call is using moves on now; the rest stays cached for the transforms.
+        SweepHandles(next is null ? HandleDisposal.Release : HandleDisposal.MoveOrRelease, next, nextKey, 0);
+        ReleaseIdleStock();
+    }
+
+    /// <summary>The last holder let go: give up every handle as soon as no call uses it, and free the key.</summary>
+    private void ReleaseAll(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    {
+        ReleaseIdleHandles(next, nextKey);
         ReleaseIdleStock();
         Dispose();
+    }
+
+    // The instance alone holds the epoch: the new key overwrites the old one. False when a transform holds it (its key
+    // is frozen), another rewrite is in progress, or the epoch is no longer the instance's.
+    private bool TryRewrite(ReadOnlySpan<byte> key)
+    {
+        if (Interlocked.CompareExchange(ref _state, InstanceHolds | Writing, InstanceHolds) != InstanceHolds)
+        {
+            return false;
+        }
+
+        // Readers copy the key under the version: odd while the bytes change (a store barrier after it, so the mark is
+        // visible before any byte is), even again after (a release, so every byte is visible before the new version is).
+        int version = _version + 2;
+        _version = version - 1;
+        Volatile.WriteBarrier();
+        Span<byte> memory = new((void*)handle, MaxKeyLength);
+        key.CopyTo(memory);
+        memory[key.Length..].Clear();
+        _length = key.Length;
+        Volatile.Write(ref _version, version);
+        Interlocked.And(ref _state, ~Writing);
+
+        // Idle handles now hold the old key's schedule: each is re-keyed in place, or given back if no call used it since
+        // the last key change. A handle in use is given back when it returns (its version is old).
+        SweepHandles(HandleDisposal.RekeyOrRelease, this, key, version);
+        ReleaseIdleStock();
+        return true;
     }
 
     private static KeyEpoch PublishGenerated(ref KeyEpoch? current, int keySizeBits)
@@ -114,15 +232,26 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
             return generated;
         }
 
-        generated.Dispose();
+        generated.Retire(null, default);
         return winner;
     }
 
-    /// <inheritdoc />
+    /// <summary>
+    /// Zeroes and frees the key memory. An epoch released by its last holder (<see cref="ReleaseAll"/>, on a live thread)
+    /// has already given up its handles, and a call returning one later gives it up itself. An epoch never released (an
+    /// instance, or a transform made with it, dropped without <c>Dispose</c>) comes here from its finalizer with its
+    /// cached handles, which are freed directly (<see cref="Seam.BlockCipher.FreeFromFinalizer"/>): nothing is pooled
+    /// and no other finalizable object is touched.
+    /// </summary>
     protected override bool ReleaseHandle()
     {
-        CryptographicOperations.ZeroMemory(new Span<byte>((void*)handle, _length));
+        CryptographicOperations.ZeroMemory(new Span<byte>((void*)handle, MaxKeyLength));
         NativeMemory.Free((void*)handle);
+        if ((Volatile.Read(ref _state) & ~Writing) != 0)
+        {
+            SweepHandles(HandleDisposal.FreeFromFinalizer, null, default, 0);
+        }
+
         return true;
     }
 }

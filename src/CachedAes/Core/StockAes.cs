@@ -19,6 +19,9 @@ internal sealed class StockAes
     /// <summary>A stock instance holding the epoch's key.</summary>
     public Aes Aes { get; }
 
+    /// <summary>The version of the epoch's key it holds (see <c>KeyEpoch.cs</c>).</summary>
+    public int KeyVersion { get; init; }
+
     /// <summary>Frees the stock instance (and its copy of the key).</summary>
     public void Release() => Aes.Dispose();
 }

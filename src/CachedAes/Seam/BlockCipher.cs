@@ -11,6 +11,9 @@ namespace CachedCryptography.Seam;
 /// <remarks>
 /// <para>One caller at a time holds a handle (the owner hands it out by an interlocked exchange), so implementations
 /// need no locking and may keep per-message state such as a CBC chaining block.</para>
+/// <para>A handle is a plain object, never finalizable itself: a backend may pool it (<see cref="Release"/>) without the
+/// collector ever finalizing a pooled object. It is owned by the key epoch whose slot holds it, by the call that leased
+/// it, or by its backend's pool.</para>
 /// <para>Failures are reported by return value, never by an exception on the hot path: an exception handler around a
 /// P/Invoke stops the JIT from inlining the call. After <see cref="TryTransform"/> returns false the handle is faulted:
 /// the caller throws <see cref="CreateFailure"/> and the owner releases the handle instead of reusing it.</para>
@@ -28,6 +31,18 @@ internal abstract class BlockCipher
 
     /// <summary>True once a native call has failed: the handle's state is unknown, so it is released, never reused.</summary>
     public bool IsFaulted { get; private set; }
+
+    /// <summary>
+    /// The version of its key epoch's key that this handle was keyed with (set by the epoch; see <c>Core/KeyEpoch.cs</c>):
+    /// a handle of an older version is never used again.
+    /// </summary>
+    public int KeyVersion { get; set; }
+
+    /// <summary>
+    /// Whether a call has used the handle since it was last keyed (set by the epoch). A key change re-keys handles that
+    /// were used and gives back the others.
+    /// </summary>
+    public bool Used { get; set; }
 
     /// <summary>
     /// ECB: transforms whole blocks, and <paramref name="iv"/> is empty. CBC: transforms one whole message that
@@ -48,9 +63,29 @@ internal abstract class BlockCipher
 
     /// <summary>
     /// Frees the native state, or, where the backend pools contexts, cleanses (no key survives) and pools it. Called
-    /// once, by the holder; the object is not used afterwards.
+    /// once, by the holder, on a live object (never from a finalizer); the object is not used afterwards.
     /// </summary>
     public abstract void Release();
+
+    /// <summary>
+    /// Re-keys the handle in place with <paramref name="key"/> (16, 24 or 32 bytes), for the same mode and direction, so
+    /// that a key change costs no new native object; the old key's schedule is overwritten. Returns false when the
+    /// backend cannot re-key in place (this default) or the native call failed (the handle is then faulted); the caller
+    /// then releases the handle and makes a new one.
+    /// </summary>
+    public virtual bool TryRekey(ReadOnlySpan<byte> key) => false;
+
+    /// <summary>
+    /// Called instead of <see cref="Release"/> when the epoch that owns this handle is finalized with the handle still in
+    /// one of its slots (an instance or a transform dropped without <c>Dispose</c>). Frees the native state that only
+    /// this object's owner can free, at once: never pools, never resets for reuse, and touches no other finalizable
+    /// object. A handle whose native state has a <see cref="System.Runtime.InteropServices.SafeHandle"/> of its own (CNG,
+    /// CommonCrypto, a stock instance) does nothing here, which is this default: that handle is finalized by itself.
+    /// See docs/design-notes.md, "Native ownership".
+    /// </summary>
+    public virtual void FreeFromFinalizer()
+    {
+    }
 
     /// <summary>Marks the handle unusable after a native failure.</summary>
     protected void Fault() => IsFaulted = true;

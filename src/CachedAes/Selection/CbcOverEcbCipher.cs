@@ -47,6 +47,10 @@ internal sealed class CbcOverEcbCipher : BlockCipher
 
     public override void Release() => _ecb.Release();
 
+    public override bool TryRekey(ReadOnlySpan<byte> key) => _ecb.TryRekey(key);
+
+    public override void FreeFromFinalizer() => _ecb.FreeFromFinalizer();
+
     // Input and output are the same memory or disjoint (the seam's contract), so reading block i before writing
     // block i is safe either way.
     private bool Encrypt(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)

@@ -3,6 +3,7 @@ using System.Runtime.InteropServices;
 using CachedCryptography.Interop.Cng;
 using CachedCryptography.Interop.CommonCrypto;
 using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Intrinsics;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Selection;
@@ -10,7 +11,8 @@ namespace CachedCryptography.Selection;
 /// <summary>
 /// The backend of this process, chosen once, on first use: the platform's native backend after it passes the
 /// <see cref="SelfTest"/>, with per-mode fallback (see <see cref="BackendSelection.Select"/>), or the stock path when the
-/// AppContext switch or the environment variable forces it.
+/// AppContext switch or the environment variable forces it; or, only when its own switch or variable asks for it, the
+/// CPU intrinsics backend (refused in FIPS mode, and after any self-test failure).
 /// </summary>
 internal static class ProcessBackend
 {
@@ -27,7 +29,31 @@ internal static class ProcessBackend
         // Read once, here: changing either later has no effect on this process.
         bool? switchValue = AppContext.TryGetSwitch(CachedAesDiagnostics.UseStockSwitchName, out bool isEnabled) ? isEnabled : null;
         string? variable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseStockEnvironmentVariable);
-        return BackendSelection.Select(BackendSelection.ReadStockForcedBy(switchValue, variable), ProbePlatform);
+        bool? cpuSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseCpuIntrinsicsSwitchName, out bool cpuEnabled) ? cpuEnabled : null;
+        string? cpuVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable);
+        string? cpuRequestedBy = BackendSelection.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable);
+        return BackendSelection.Select(
+            BackendSelection.ReadStockForcedBy(switchValue, variable),
+            ProbePlatform,
+            cpuRequestedBy is null ? null : new BackendSelection.CpuIntrinsicsRequest(cpuRequestedBy, ProbeCpuIntrinsics));
+    }
+
+    /// <summary>
+    /// The CPU intrinsics backend, unverified, where the processor has AES instructions and the platform is not in FIPS
+    /// mode (<see cref="PlatformFipsMode"/>); else why not. Run after <see cref="ProbePlatform"/>, which loads the
+    /// platform's library that the FIPS check asks.
+    /// </summary>
+    private static BackendSelection.CpuIntrinsicsProbe ProbeCpuIntrinsics()
+    {
+        if (!IntrinsicsBackend.TryCreate(out CipherBackend? backend, out string? reason))
+        {
+            return new(null, reason, null);
+        }
+
+        PlatformFipsMode.Verdict fips = PlatformFipsMode.Check();
+        return fips.Enabled
+            ? new(null, $"the platform is in FIPS mode, so its own library stays in use ({fips.Detail})", fips.Detail)
+            : new(backend, null, fips.Detail);
     }
 
     /// <summary>The real platform's backend, unverified, or why there is none. Each platform answers in the same shape.</summary>

@@ -62,5 +62,11 @@ internal sealed class StockBackend : CipherBackend
         public override CryptographicException CreateFailure() => _failure ?? Errors.NoFailureRecorded("stock Aes");
 
         public override void Release() => _aes.Dispose();
+
+        public override bool TryRekey(ReadOnlySpan<byte> key)
+        {
+            _aes.SetKey(key);
+            return true;
+        }
     }
 }

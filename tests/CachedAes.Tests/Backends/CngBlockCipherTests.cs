@@ -33,7 +33,7 @@ public sealed class CngBlockCipherTests : SimulatedPlatformCipherContract
     private protected override (int Status, string Text) NoMemory => (SimulatedBCryptApi.STATUS_NO_MEMORY, "0xC0000017");
 
     private protected override BlockCipher Make(BlockCipherMode mode, bool encrypting, byte[] key)
-        => CngBlockCipher.Create(_api, mode == BlockCipherMode.Ecb ? EcbAlg : CbcAlg, mode, encrypting, key);
+        => CngBlockCipher.Create(_api, mode == BlockCipherMode.Ecb ? EcbAlg : CbcAlg, SimulatedBCryptApi.AesObjectLength, mode, encrypting, key);
 
     private protected override string FailureText(string function, string statusText) => $"{function} failed with NTSTATUS {statusText}";
 
@@ -48,9 +48,76 @@ public sealed class CngBlockCipherTests : SimulatedPlatformCipherContract
     public void A_key_on_an_invalid_algorithm_handle_fails_with_status_invalid_handle()
     {
         var e = Assert.Throws<CryptographicException>(
-            () => CngBlockCipher.Create(_api, 0x1234, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
+            () => CngBlockCipher.Create(_api, 0x1234, SimulatedBCryptApi.AesObjectLength, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
         Assert.Contains("0xC0000008", e.Message, StringComparison.Ordinal);
         AssertClean();
+    }
+
+    [Theory]
+    [InlineData(false, true)]
+    [InlineData(false, false)]
+    [InlineData(true, true)]
+    [InlineData(true, false)]
+    public void A_rekey_destroys_the_key_and_makes_the_new_one_in_the_same_key_object(bool cbc, bool encrypting)
+    {
+        BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        byte[] first = Stock.Bytes(32, 40);
+        byte[] plaintext = Stock.Bytes(48, 41);
+        BlockCipher handle = Make(mode, encrypting, first);
+        foreach (byte[] key in new[] { Stock.Bytes(32, 42), Stock.Bytes(16, 43), Stock.Bytes(24, 44) })
+        {
+            Assert.True(handle.TryRekey(key));
+            byte[] iv = mode == BlockCipherMode.Cbc ? Stock.Bytes(16, 45) : [];
+            byte[] output = new byte[plaintext.Length];
+            Assert.True(handle.TryTransform(iv, plaintext, output));
+            byte[] expected = mode == BlockCipherMode.Ecb
+                ? Stock.Ecb(key, plaintext, encrypting)
+                : Stock.Cbc(key, iv, plaintext, encrypting);
+            Assert.Equal(expected, output);
+        }
+
+        // Four keys made, each in a key object of its own size, one live at a time in the same buffer (the layer
+        // records a violation if a key is made in a buffer a live key still uses); the old ones destroyed.
+        Assert.Equal(4, _api.KeyObjectLengths.Count);
+        Assert.All(_api.KeyObjectLengths, length => Assert.Equal(SimulatedBCryptApi.AesObjectLength, length));
+        Assert.Equal(1, _api.LiveKeys);
+        handle.Release();
+        AssertClean();
+    }
+
+    [Fact]
+    public void A_failed_rekey_faults_the_handle_and_its_release_frees_the_key_object()
+    {
+        BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 46));
+        _api.Inject("BCryptGenerateSymmetricKey", SimulatedBCryptApi.STATUS_NO_MEMORY);
+        Assert.False(handle.TryRekey(Stock.Bytes(16, 47)));
+        Assert.True(handle.IsFaulted);
+        Assert.Contains("0xC0000017", handle.CreateFailure().Message, StringComparison.Ordinal);
+        Assert.Equal(0, _api.LiveKeys);
+        handle.Release();
+        AssertClean();
+    }
+
+    [Fact]
+    public void Without_an_object_length_keys_are_made_in_objects_cng_allocates()
+    {
+        var api = new SimulatedBCryptApi { ObjectLengthSupported = false };
+        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        var cng = (CngBackend)backend;
+        Assert.Equal(0, cng.EcbKeyObjectLength);
+        BlockCipher handle = cng.Create(BlockCipherMode.Cbc, encrypting: true, Stock.Bytes(16, 48));
+        Assert.True(handle.TryRekey(Stock.Bytes(32, 49)));
+        handle.Release();
+        Assert.All(api.KeyObjectLengths, length => Assert.Equal(0, length));
+        Assert.Empty(api.Violations);
+        Assert.Equal(0, api.LiveKeys);
+    }
+
+    [Fact]
+    public void A_key_object_smaller_than_the_object_length_is_refused()
+    {
+        using var handle = new SafeBCryptKeyHandle(_api, SimulatedBCryptApi.AesObjectLength - 1);
+        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
     }
 
     // The simulated layer itself must follow CNG's documented behaviour, or the contract tests prove little.

@@ -33,7 +33,16 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
     public const int STATUS_INVALID_BUFFER_SIZE = unchecked((int)0xC0000206);
     public const int STATUS_NOT_FOUND = unchecked((int)0xC0000225);
 
+    /// <summary>
+    /// What <c>BCRYPT_OBJECT_LENGTH</c> reports for an AES algorithm handle: a plausible size (the layer only checks that a
+    /// caller's key object buffer is at least this large and is not used by two live keys at once).
+    /// </summary>
+    public const int AesObjectLength = 654;
+
     private readonly Dictionary<nint, Provider> _providers = [];
+
+    // Key object buffers given by callers, by address: the live key made in each.
+    private readonly Dictionary<nint, nint> _keyObjects = [];
 
     /// <summary>Whether the Windows 10 algorithm pseudo-handles work (false = older Windows: STATUS_INVALID_HANDLE).</summary>
     public bool PseudoHandlesSupported { get; init; } = true;
@@ -54,6 +63,12 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
 
     /// <summary>Each ChainingMode property set: the decoded value and its byte count.</summary>
     public List<(string Value, int ByteCount)> ChainingModesSet { get; } = [];
+
+    /// <summary>Whether BCRYPT_OBJECT_LENGTH can be read (false: BCryptGetProperty fails, and keys are made in objects CNG allocates).</summary>
+    public bool ObjectLengthSupported { get; init; } = true;
+
+    /// <summary>For every key made: the size of the caller's key object buffer (0 = NULL, CNG allocates it).</summary>
+    public List<int> KeyObjectLengths { get; } = [];
 
     /// <summary>Keys created and not yet destroyed: the layer's handles (providers are counted apart).</summary>
     public int LiveKeys => LiveHandles;
@@ -152,11 +167,40 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         }
     }
 
+    public int GetObjectLength(nint algorithm, out int length)
+    {
+        lock (Sync)
+        {
+            length = 0;
+            if (Enter("BCryptGetProperty") is int injected)
+            {
+                return injected;
+            }
+
+            if (!ObjectLengthSupported)
+            {
+                return STATUS_NOT_SUPPORTED;
+            }
+
+            bool known = algorithm is 0x1A1 or 0x1B1
+                ? PseudoHandlesSupported
+                : _providers.TryGetValue(algorithm, out Provider? provider) && !provider.Closed;
+            if (!known)
+            {
+                return STATUS_INVALID_HANDLE;
+            }
+
+            length = AesObjectLength;
+            return STATUS_SUCCESS;
+        }
+    }
+
     public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
     {
         lock (Sync)
         {
             KeyAlgorithms.Add(algorithm);
+            KeyObjectLengths.Add(key.KeyObjectLength);
             RecordKeyAddress(secret);
 
             if (Enter("BCryptGenerateSymmetricKey") is int injected)
@@ -188,7 +232,27 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
                 return STATUS_INVALID_PARAMETER;
             }
 
-            key.Attach(Add(new Key(mode, secret)));
+            // A caller's key object: at least BCRYPT_OBJECT_LENGTH bytes, and holding no other live key.
+            if (key.KeyObject != 0)
+            {
+                if (key.KeyObjectLength < AesObjectLength)
+                {
+                    return STATUS_BUFFER_TOO_SMALL;
+                }
+
+                if (_keyObjects.ContainsKey(key.KeyObject))
+                {
+                    Violations.Add($"BCryptGenerateSymmetricKey into key object 0x{key.KeyObject:X}, which a live key still uses");
+                }
+            }
+
+            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject });
+            if (key.KeyObject != 0)
+            {
+                _keyObjects[key.KeyObject] = handle;
+            }
+
+            key.Attach(handle);
             return FailAfterCreate ? STATUS_NO_MEMORY : STATUS_SUCCESS;
         }
     }
@@ -203,6 +267,15 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
     {
         lock (Sync)
         {
+            foreach ((nint keyObject, nint owner) in _keyObjects)
+            {
+                if (owner == key)
+                {
+                    _keyObjects.Remove(keyObject);
+                    break;
+                }
+            }
+
             return TryRelease(key, "BCryptDestroyKey") ? STATUS_SUCCESS : STATUS_INVALID_HANDLE;
         }
     }
@@ -284,5 +357,8 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
 
         /// <summary>With <see cref="Wine8CbcQuirk"/>: the IV passed last (the chaining value is kept in <c>Chain</c>).</summary>
         public byte[]? LastIv { get; set; }
+
+        /// <summary>The caller's key object buffer the key was made in, or 0.</summary>
+        public nint KeyObject { get; init; }
     }
 }

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using CachedCryptography.Intrinsics;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
@@ -11,7 +12,7 @@ public static partial class BackendData
 {
     // The simulated ones make a fresh backend over a fresh native layer; the platform default and the stock fallback are
     // the process-wide instances.
-    private static readonly Dictionary<string, Func<CipherBackend>> s_factories = new(StringComparer.Ordinal)
+    private static readonly Dictionary<string, Func<CipherBackend>> s_factories = WithCpuIntrinsics(new(StringComparer.Ordinal)
     {
         // The platform's own backend, shared by the whole process as in production.
         ["PlatformDefault"] = () => ProcessBackend.Current,
@@ -23,7 +24,16 @@ public static partial class BackendData
         ["SimulatedCngWine8Selected"] = SelectedWine8,
         // What platforms without a shim get: every "handle" is a stock Aes that creates a native handle per call.
         ["StockFallback"] = () => StockBackend.Instance,
-    };
+    });
+
+    /// <summary>
+    /// The name of the CPU intrinsics backend's row: present where the processor has AES instructions that .NET exposes
+    /// (AES-NI, or Arm's), absent elsewhere (then <c>IntrinsicsBackendTests</c> reports the row as skipped, with the reason).
+    /// </summary>
+    public const string CpuIntrinsics = "CpuIntrinsics";
+
+    /// <summary>Why this machine has no <see cref="CpuIntrinsics"/> row, or null when it has one.</summary>
+    public static string? CpuIntrinsicsMissing { get; } = IntrinsicsBackend.TryCreate(out _, out string? reason) ? null : reason;
 
     /// <summary>
     /// Whether stock <see cref="System.Security.Cryptography.Aes"/> CFB works here (CachedAes's CFB is stock's). True for
@@ -72,6 +82,20 @@ public static partial class BackendData
             default:
                 return Backend(backend);
         }
+    }
+
+    // The opt-in backend over the processor's AES instructions, a new one (with its own count of live schedules) per use,
+    // where the processor has them. It never falls back to software: without the instructions there is no row.
+    private static Dictionary<string, Func<CipherBackend>> WithCpuIntrinsics(Dictionary<string, Func<CipherBackend>> factories)
+    {
+        if (IntrinsicsBackend.TryCreate(out _, out _))
+        {
+            factories[CpuIntrinsics] = static () => IntrinsicsBackend.TryCreate(out CipherBackend? backend, out string? reason)
+                ? backend
+                : throw new InvalidOperationException(reason);
+        }
+
+        return factories;
     }
 
     // The selection over the Wine 8.0 simulation must route CBC over ECB; the instance then gets a composed backend of its

@@ -11,7 +11,7 @@ namespace CachedCryptography.Tests.Infrastructure;
 internal static class ChildProcess
 {
     /// <summary>Variables that would change selection; removed from the child's environment unless a test sets them.</summary>
-    private static readonly string[] s_selectionVariables = [CachedAesDiagnostics.UseStockEnvironmentVariable, "CLR_OPENSSL_VERSION_OVERRIDE"];
+    private static readonly string[] s_selectionVariables = [CachedAesDiagnostics.UseStockEnvironmentVariable, CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable, "CLR_OPENSSL_VERSION_OVERRIDE"];
 
     /// <summary>The child's exit code, its <c>Name=value</c> lines, and its whole output (for failure messages).</summary>
     internal sealed record Report(int ExitCode, IReadOnlyDictionary<string, string> Values, string Output)

@@ -40,6 +40,7 @@ internal static class ChildProcessEntry
         Console.WriteLine($"Cbc={CachedAesDiagnostics.Cbc}");
         Console.WriteLine($"EcbFallbackReason={CachedAesDiagnostics.EcbFallbackReason}");
         Console.WriteLine($"CbcFallbackReason={CachedAesDiagnostics.CbcFallbackReason}");
+        Console.WriteLine($"CpuIntrinsicsRefusedReason={CachedAesDiagnostics.CpuIntrinsicsRefusedReason}");
         if (OperatingSystem.IsLinux())
         {
             // Which libcrypto files the process has mapped right after selection, before anything else used crypto.

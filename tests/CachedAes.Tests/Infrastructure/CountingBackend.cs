@@ -13,6 +13,8 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
 {
     private int _creations;
     private int _live;
+    private int _finalizerFrees;
+    private int _doubleReleases;
 
     /// <summary>The wrapped backend.</summary>
     public CipherBackend InnerBackend => inner;
@@ -20,8 +22,14 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
     /// <summary>How many handles <see cref="Create"/> has made (never decreases).</summary>
     public int Creations => Volatile.Read(ref _creations);
 
-    /// <summary>Handles made and not yet released.</summary>
+    /// <summary>Handles made and not yet released (by their holder, or freed by a finalized key epoch).</summary>
     public int LiveHandles => Volatile.Read(ref _live);
+
+    /// <summary>Handles freed by a finalized key epoch (an instance or transform dropped without Dispose).</summary>
+    public int FinalizerFrees => Volatile.Read(ref _finalizerFrees);
+
+    /// <summary>Handles given up twice, once of the two times from a finalizer (which must not throw). Must stay zero.</summary>
+    public int DoubleReleases => Volatile.Read(ref _doubleReleases);
 
     public override CachedAesBackend Kind => inner.Kind;
 
@@ -52,6 +60,20 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
 
             Interlocked.Decrement(ref owner._live);
             base.Release();
+        }
+
+        public override void FreeFromFinalizer()
+        {
+            // On the finalizer thread: counted, never thrown (an exception there ends the process).
+            if (Interlocked.Exchange(ref _released, 1) != 0)
+            {
+                Interlocked.Increment(ref owner._doubleReleases);
+                return;
+            }
+
+            Interlocked.Decrement(ref owner._live);
+            Interlocked.Increment(ref owner._finalizerFrees);
+            base.FreeFromFinalizer();
         }
     }
 }

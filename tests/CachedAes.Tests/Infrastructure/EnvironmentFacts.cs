@@ -15,10 +15,23 @@ public enum Needs
     WindowsOrMacOS = 2,
 
     /// <summary>
-    /// The stock path not forced (neither <c>CACHEDAES_USE_STOCK</c> nor the AppContext switch), so the process selects
-    /// its platform backend.
+    /// The stock path not forced (neither <c>CACHEDAES_USE_STOCK</c> nor the AppContext switch) and the CPU intrinsics
+    /// backend not requested (neither <c>CACHEDAES_USE_CPU_INTRINSICS</c> nor its switch), so the process selects its
+    /// platform backend.
     /// </summary>
     StockNotForced = 4,
+
+    /// <summary>
+    /// An x86/x64 processor with AES-NI and SSSE3: the CPU intrinsics backend's AES-NI code, and the emulation of Arm's
+    /// instructions that runs its Arm code, can run.
+    /// </summary>
+    AesNi = 8,
+
+    /// <summary>
+    /// A processor with AES instructions that .NET exposes (AES-NI, or Arm's), so that the CPU intrinsics backend exists
+    /// (and is a row of the contract suites).
+    /// </summary>
+    CpuAesInstructions = 16,
 }
 
 /// <summary>
@@ -50,6 +63,23 @@ internal static class TestEnvironment
             {
                 return $"needs the platform backend, but the stock path is forced by {forcedBy}";
             }
+
+            bool? cpuSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseCpuIntrinsicsSwitchName, out bool cpuEnabled) ? cpuEnabled : null;
+            string? cpuVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable);
+            if (BackendSelection.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable) is string requestedBy)
+            {
+                return $"needs the platform backend, but the CPU intrinsics backend is requested by {requestedBy}";
+            }
+        }
+
+        if (needs.HasFlag(Needs.AesNi) && !(System.Runtime.Intrinsics.X86.Aes.IsSupported && System.Runtime.Intrinsics.X86.Ssse3.IsSupported))
+        {
+            return $"needs an x86/x64 processor with AES-NI and SSSE3; this is {RuntimeInformation.ProcessArchitecture} without them";
+        }
+
+        if (needs.HasFlag(Needs.CpuAesInstructions) && !CachedCryptography.Intrinsics.IntrinsicsBackend.TryCreate(out _, out string? missing))
+        {
+            return $"needs the CPU intrinsics backend, but {missing}";
         }
 
         return null;

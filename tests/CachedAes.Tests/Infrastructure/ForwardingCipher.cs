@@ -35,4 +35,21 @@ internal abstract class ForwardingCipher : BlockCipher
     public override CryptographicException CreateFailure() => Wrapped.CreateFailure();
 
     public override void Release() => Wrapped.Release();
+
+    public override void FreeFromFinalizer() => Wrapped.FreeFromFinalizer();
+
+    public override bool TryRekey(ReadOnlySpan<byte> key)
+    {
+        if (Wrapped.TryRekey(key))
+        {
+            return true;
+        }
+
+        if (Wrapped.IsFaulted)
+        {
+            Fault();
+        }
+
+        return false;
+    }
 }

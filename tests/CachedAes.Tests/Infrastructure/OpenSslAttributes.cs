@@ -2,14 +2,7 @@ using System;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
-/// <summary>Runs only where the OpenSSL backend is the platform's (Linux); elsewhere it is reported as skipped.</summary>
-public sealed class OpenSslFactAttribute : FactAttribute
-{
-    public OpenSslFactAttribute()
-    {
-        Skip = OpenSslPlatform.SkipReason("The OpenSSL backend is used on Linux only.");
-    }
-}
+// [OpenSslFact] is in OpenSslFactAttribute.cs (namespace CachedCryptography.Tests, linked into the Wine lane too).
 
 /// <summary>A theory that runs only on Linux, where libcrypto.so.3 provides the reference; elsewhere it is reported as skipped.</summary>
 public sealed class OpenSslTheoryAttribute : TheoryAttribute

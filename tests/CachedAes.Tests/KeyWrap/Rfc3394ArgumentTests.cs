@@ -7,7 +7,7 @@ namespace CachedCryptography.Tests;
 
 /// <summary>
 /// Argument validation of the RFC 3394 members, with the exception types, parameter names and order of checks of
-/// .NET 11's <c>Aes</c> (dotnet/runtime PR #132349: <c>Aes.cs</c> and its <c>AesKeyWrapTests.cs</c>): the expected types
+/// .NET 11's <c>Aes</c> (dotnet/runtime PR #132349: the <c>Aes</c> class and its <c>AesKeyWrapTests</c>): the expected types
 /// below are written from that source, not computed. Every rejection happens before the instance creates a native
 /// handle, which the tests check with the instance's handle count (<c>HandleCreations</c>, Infrastructure/Internals.cs).
 /// On CachedAes's net10.0 build (run on .NET 10) these are CachedAes's own checks; on its net11.0 build (run on .NET 11)

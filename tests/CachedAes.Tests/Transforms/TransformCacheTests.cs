@@ -234,9 +234,10 @@ public sealed class TransformCacheTests
         GC.WaitForPendingFinalizers();
         GC.Collect();
 
-        // Left: the pool's keyless contexts and the kept instance's cached ones (its slots, at most one per processor plus
-        // the inline one). Dropped transforms held only a key reference between calls (released by their finalizers), and
-        // the epochs of those made for another key were retired by them, releasing their handles into the pool.
+        // Left: the pool's keyless contexts and the kept instance's cached ones (its slots, at most one per processor and
+        // 64, plus the inline one). Dropped transforms held only a key reference between calls (released by their
+        // finalizers), and the epochs of those made for another key were retired by them, releasing their handles into
+        // the pool.
         int cached = kept.CachedCount(BlockCipherMode.Cbc, encrypting: true);
         Assert.InRange(backend.Pool.LiveContexts, 0, OpenSslContextPool.Capacity + KeyEpochCap + 1);
         Assert.Equal(backend.Pool.Count + cached, backend.Pool.LiveContexts);

@@ -11,9 +11,10 @@ using CachedCryptography.Tests.Infrastructure;
 namespace CachedCryptography.Tests.Transforms;
 
 /// <summary>
-/// The shapes real code uses transforms in (see shared/notes/real-clients.md), each run with stock <see cref="Aes"/> and
-/// with CachedAes on the same keys and IVs: the Microsoft Learn sample, Microsoft.Data.SqlClient's Always Encrypted pool,
-/// transforms that outlive their instance and its later changes, and one instance shared by several threads.
+/// The shapes real code uses transforms in, each run with stock <see cref="Aes"/> and with CachedAes on the same keys
+/// and IVs: the Microsoft Learn sample, Microsoft.Data.SqlClient's Always Encrypted pool, transforms that outlive their
+/// instance and its later changes, and one instance shared by several threads. The benchmarks time these clients'
+/// shapes too (TransformShapes; benchmarks/CachedAes.Benchmarks/README.md).
 /// </summary>
 public class TransformClientPatternTests
 {

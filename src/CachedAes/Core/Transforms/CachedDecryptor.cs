@@ -12,8 +12,8 @@ namespace CachedCryptography.Core.Transforms;
 /// ANSI X9.23, ISO 10126), <see cref="CachedTransform.TransformBlock"/> holds the last ciphertext block back, because only
 /// the final call can tell whether it is the padded one; with None and Zeros nothing is held back.
 /// </summary>
-internal sealed class CachedDecryptor(KeyEpoch epoch, bool ownsEpoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(epoch, ownsEpoch, backend, mode, encrypting: false, iv, padding)
+internal sealed class CachedDecryptor(KeyEpoch epoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, backend, mode, encrypting: false, iv, padding)
 {
     // The held-back block is ciphertext, never plaintext.
     private Vector128<byte> _held;
@@ -96,12 +96,12 @@ internal sealed class CachedDecryptor(KeyEpoch epoch, bool ownsEpoch, CipherBack
             : ChainIv;
 
         Span<byte> last = stackalloc byte[BlockSize];
-        using CallCipher call = AcquireCipher();
+        using HandleLease lease = AcquireCipher();
         try
         {
-            if (!call.Cipher.TryTransform(lastIv, lastCiphertext, last))
+            if (!lease.Cipher.TryTransform(lastIv, lastCiphertext, last))
             {
-                throw call.Cipher.CreateFailure();
+                throw lease.Cipher.CreateFailure();
             }
 
             int lastLength = SymmetricPadding.GetUnpaddedLength(last, Padding);
@@ -118,13 +118,13 @@ internal sealed class CachedDecryptor(KeyEpoch epoch, bool ownsEpoch, CipherBack
                 Span<byte> head = plaintext.AsSpan(0, total - BlockSize);
                 if (_holding && !input.IsEmpty)
                 {
-                    Transform(call.Cipher, Held, head[..BlockSize]);
+                    Transform(lease.Cipher, Held, head[..BlockSize]);
                     head = head[BlockSize..];
                 }
 
                 if (input.Length > BlockSize)
                 {
-                    Transform(call.Cipher, input[..^BlockSize], head);
+                    Transform(lease.Cipher, input[..^BlockSize], head);
                 }
             }
             catch

@@ -5,8 +5,8 @@ using CachedCryptography.Seam;
 namespace CachedCryptography.Core.Transforms;
 
 /// <summary>The ECB/CBC encryptor: whole blocks as they come, padding on the final block (as stock's <c>UniversalCryptoEncryptor</c>).</summary>
-internal sealed class CachedEncryptor(KeyEpoch epoch, bool ownsEpoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(epoch, ownsEpoch, backend, mode, encrypting: true, iv, padding)
+internal sealed class CachedEncryptor(KeyEpoch epoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, backend, mode, encrypting: true, iv, padding)
 {
     protected override int TransformBlockCore(ReadOnlySpan<byte> input, Span<byte> output)
     {
@@ -26,9 +26,9 @@ internal sealed class CachedEncryptor(KeyEpoch epoch, bool ownsEpoch, CipherBack
         }
 
         byte[] ciphertext = GC.AllocateUninitializedArray<byte>(length);
-        using (CallCipher call = AcquireCipher())
+        using (HandleLease lease = AcquireCipher())
         {
-            OneShot.Encrypt(call.Cipher, ChainIv, Padding, input, ciphertext);
+            OneShot.Encrypt(lease.Cipher, ChainIv, Padding, input, ciphertext);
         }
 
         Restart();

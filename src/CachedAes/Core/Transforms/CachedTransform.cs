@@ -18,14 +18,15 @@ namespace CachedCryptography.Core.Transforms;
 /// parameter names, CBC chaining across <see cref="TransformBlock"/> calls, a return to the IV after
 /// <see cref="TransformFinalBlock"/> so the transform can be reused, and <see cref="ObjectDisposedException"/> exactly
 /// where stock's native cipher would be reached after <see cref="Dispose"/>.</para>
-/// <para><b>Handles.</b> A transform holds a reference on a key epoch, never a native handle between calls: each call
-/// leases a handle from the epoch's slots as a one-shot does and gives it back, so a transform that is never disposed
-/// (CryptoStream does not dispose its transform, and much code drops it) keeps no handle from the instance. The epoch is
-/// the instance's (for the instance's key, including <c>CreateEncryptor(aes.Key, aes.IV)</c>) or the transform's own
-/// (another key). If the instance retires its epoch (a key change, or Dispose) while the transform lives, the transform
-/// keys a handle of its own from the epoch's key, which its reference keeps readable, and uses that from then on; so it
-/// does not depend on the instance afterwards, as stock's does not. The reference (and any handle of its own) is released
-/// by <see cref="Dispose"/>, or by the finalizer of a transform that was dropped.</para>
+/// <para><b>Handles.</b> A transform is a holder of a key epoch (<c>Core/KeyEpoch.Holders.cs</c>), never of a native
+/// handle between calls: each call leases a handle from the epoch's slots as a one-shot does and gives it back. The epoch
+/// is the instance's (for the instance's key, including <c>CreateEncryptor(aes.Key, aes.IV)</c>) or the transform's own
+/// (another key). A held epoch is never released, so after the instance has moved to another key or been disposed, the
+/// transform still finds its key and handles there: it does not depend on the instance afterwards, as stock's does not.
+/// <see cref="Dispose"/> lets go of the epoch. A transform that is dropped instead (CryptoStream does not dispose its
+/// transform, and much code drops it) has no finalizer and needs none: it holds no native resource itself, and the epoch
+/// it held, once nothing references it, is finalized with the handles in its slots (docs/design-notes.md, "Native
+/// ownership").</para>
 /// <para>Like stock's, a transform is for one caller at a time; many transforms, on many threads, share the instance's
 /// handles as its one-shots do.</para>
 /// </remarks>
@@ -35,7 +36,6 @@ internal abstract class CachedTransform : ICryptoTransform
     protected const int BlockSize = BlockCipher.BlockSize;
 
     private readonly KeyEpoch _epoch;
-    private readonly bool _ownsEpoch;
     private readonly CipherBackend _backend;
     private readonly BlockCipherMode _mode;
     private readonly bool _encrypting;
@@ -44,24 +44,20 @@ internal abstract class CachedTransform : ICryptoTransform
     private readonly Vector128<byte> _iv;
     private Vector128<byte> _chain;
 
-    // A handle of this transform's own, made from the epoch's key once the instance has retired the epoch.
-    private BlockCipher? _own;
     private int _disposed;
 
     /// <param name="epoch">
-    /// The key: the instance's epoch, on which the caller has taken a reference for this transform (released with it), or
-    /// an epoch made for this transform alone (<paramref name="ownsEpoch"/>), retired with it.
+    /// The key: the instance's epoch, of which the caller has made this transform a holder, or an epoch made for this
+    /// transform alone (held by it from the start). The transform lets go of it when disposed.
     /// </param>
-    /// <param name="ownsEpoch">True when the epoch is this transform's own.</param>
     /// <param name="backend">Makes the handles.</param>
     /// <param name="mode">ECB or CBC.</param>
     /// <param name="encrypting">The direction.</param>
     /// <param name="iv">CBC: the IV (16 bytes); ignored for ECB.</param>
     /// <param name="padding">The padding mode.</param>
-    protected CachedTransform(KeyEpoch epoch, bool ownsEpoch, CipherBackend backend, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> iv, PaddingMode padding)
+    protected CachedTransform(KeyEpoch epoch, CipherBackend backend, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> iv, PaddingMode padding)
     {
         _epoch = epoch;
-        _ownsEpoch = ownsEpoch;
         _backend = backend;
         _mode = mode;
         _encrypting = encrypting;
@@ -72,9 +68,6 @@ internal abstract class CachedTransform : ICryptoTransform
             _chain = _iv;
         }
     }
-
-    /// <summary>Releases what a transform that was never disposed still holds: its key reference and any handle of its own.</summary>
-    ~CachedTransform() => Release();
 
     /// <inheritdoc />
     public bool CanReuseTransform => true;
@@ -144,12 +137,14 @@ internal abstract class CachedTransform : ICryptoTransform
         return TransformFinalBlockCore(inputBuffer.AsSpan(inputOffset, inputCount));
     }
 
-    /// <summary>Releases the key reference (and any handle of the transform's own). Later calls throw as stock's do.</summary>
+    /// <summary>Lets go of the key epoch (the last holder releases its handles and key). Later calls throw as stock's do.</summary>
     public void Dispose()
     {
         OnDispose();
-        Release();
-        GC.SuppressFinalize(this);
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _epoch.RemoveHolder();
+        }
     }
 
     /// <summary>Whole blocks (validated); returns the bytes written to <paramref name="output"/>.</summary>
@@ -171,8 +166,8 @@ internal abstract class CachedTransform : ICryptoTransform
     /// <exception cref="CryptographicException">A native call failed (the output is then cleared).</exception>
     protected void Transform(ReadOnlySpan<byte> input, Span<byte> output)
     {
-        using CallCipher call = AcquireCipher();
-        Transform(call.Cipher, input, output);
+        using HandleLease lease = AcquireCipher();
+        Transform(lease.Cipher, input, output);
     }
 
     /// <summary>The same on a handle the caller already holds for this call.</summary>
@@ -199,20 +194,15 @@ internal abstract class CachedTransform : ICryptoTransform
     protected void Restart() => _chain = _iv;
 
     /// <summary>
-    /// A handle for one call, from the epoch's slots or the transform's own; dispose it when the call is done (before
-    /// that, a failed handle's exception must have been taken).
+    /// A handle for one call, from the epoch's slots; dispose it when the call is done (before that, a failed handle's
+    /// exception must have been taken).
     /// </summary>
     /// <exception cref="ObjectDisposedException">The transform was disposed.</exception>
     /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
-    protected CallCipher AcquireCipher()
+    protected HandleLease AcquireCipher()
     {
         ThrowIfDisposed();
-        if (_own is null && _epoch.TryRentForHolder(_mode, _encrypting, _backend, out HandleLease lease))
-        {
-            return new CallCipher(lease);
-        }
-
-        return new CallCipher(OwnHandle());
+        return _epoch.RentHeld(_mode, _encrypting, _backend);
     }
 
     /// <summary>Where stock's disposed transform reaches its native cipher: what stock throws there (<see cref="Errors.ThrowDisposedTransform"/>).</summary>
@@ -236,37 +226,6 @@ internal abstract class CachedTransform : ICryptoTransform
         }
     }
 
-    // The instance retired the epoch (or a handle of the transform's own failed): the transform's own handle from now on.
-    private BlockCipher OwnHandle()
-    {
-        if (_own is { IsFaulted: true } failed)
-        {
-            _own = null;
-            failed.Release();
-        }
-
-        return _own ??= _epoch.CreateForHolder(_mode, _encrypting, _backend);
-    }
-
-    private void Release()
-    {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
-        {
-            return;
-        }
-
-        _own?.Release();
-        _own = null;
-        if (_ownsEpoch)
-        {
-            _epoch.RetireOwned();
-        }
-        else
-        {
-            _epoch.DangerousRelease();
-        }
-    }
-
     // The seam takes in-place or disjoint buffers only: a partially overlapping input is copied aside first.
     [SkipLocalsInit] // the copy is written before it is read
     private unsafe void TransformThroughCopy(BlockCipher cipher, ReadOnlySpan<byte> input, Span<byte> output)
@@ -285,32 +244,6 @@ internal abstract class CachedTransform : ICryptoTransform
             // Plaintext when encrypting; zeroed either way.
             CryptographicOperations.ZeroMemory(copy);
             NativeMemory.Free(native);
-        }
-    }
-
-    /// <summary>The handle one call uses: leased from the epoch's slots (given back on dispose), or the transform's own.</summary>
-    protected readonly ref struct CallCipher
-    {
-        private readonly HandleLease _lease;
-        private readonly bool _leased;
-
-        public CallCipher(HandleLease lease)
-        {
-            _lease = lease;
-            _leased = true;
-            Cipher = lease.Cipher;
-        }
-
-        public CallCipher(BlockCipher own) => Cipher = own;
-
-        public BlockCipher Cipher { get; }
-
-        public void Dispose()
-        {
-            if (_leased)
-            {
-                _lease.Dispose();
-            }
         }
     }
 }

@@ -1,9 +1,12 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.Versioning;
 
 namespace CachedCryptography.Interop.Cng;
 
 /// <summary>The real <see cref="IBCryptApi"/>: straight calls into <c>bcrypt.dll</c>.</summary>
+/// <remarks>Every method that makes a native call is never inlined, so that the call is made inline with the vector
+/// registers' upper halves cleared before it (docs/design-notes.md, "Native calls out of line").</remarks>
 [SupportedOSPlatform("windows")]
 internal sealed unsafe class BCryptApi : IBCryptApi
 {
@@ -12,6 +15,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
 
     private BCryptApi() { }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
     {
         // A pinned C# string is NUL-terminated, as LPCWSTR requires.
@@ -21,6 +25,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int SetProperty(nint handle, string property, ReadOnlySpan<byte> value)
     {
         fixed (char* pProperty = property)
@@ -30,15 +35,32 @@ internal sealed unsafe class BCryptApi : IBCryptApi
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int CloseAlgorithmProvider(nint algorithm) => BCrypt.BCryptCloseAlgorithmProvider(algorithm, 0);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public int GetObjectLength(nint algorithm, out int length)
+    {
+        uint value = 0;
+        int status;
+        fixed (char* pProperty = BCrypt.BCRYPT_OBJECT_LENGTH)
+        {
+            status = BCrypt.BCryptGetProperty(algorithm, pProperty, (byte*)&value, sizeof(uint), out uint written, 0);
+            status = status == BCrypt.STATUS_SUCCESS && written != sizeof(uint) ? -1 : status;
+        }
+
+        length = (int)value;
+        return status;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
     {
         int status;
         nint raw;
         fixed (byte* pSecret = secret)
         {
-            status = BCrypt.BCryptGenerateSymmetricKey(algorithm, out raw, null, 0, pSecret, (uint)secret.Length, 0);
+            status = BCrypt.BCryptGenerateSymmetricKey(algorithm, out raw, (byte*)key.KeyObject, (uint)key.KeyObjectLength, pSecret, (uint)secret.Length, 0);
         }
 
         // The SafeHandle was allocated before the call, so taking ownership cannot fail here.
@@ -56,8 +78,10 @@ internal sealed unsafe class BCryptApi : IBCryptApi
     public int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
         => Run(encrypt: false, key, input, iv, output, out written);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int DestroyKey(nint key) => BCrypt.BCryptDestroyKey(key);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     private static int Run(bool encrypt, nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written)
     {
         int status;

@@ -30,6 +30,11 @@ internal sealed class CngBackend : CipherBackend
         EcbAlgorithm = ecbAlgorithm;
         CbcAlgorithm = cbcAlgorithm;
         UsesPseudoHandles = usesPseudoHandles;
+
+        // Keys are made in buffers of their own when CNG says how large a key object is, so a re-key allocates nothing in
+        // bcrypt; where it does not say (the call fails), CNG allocates each key object itself.
+        EcbKeyObjectLength = KeyObjectLength(api, ecbAlgorithm);
+        CbcKeyObjectLength = KeyObjectLength(api, cbcAlgorithm);
     }
 
     /// <inheritdoc />
@@ -46,6 +51,12 @@ internal sealed class CngBackend : CipherBackend
 
     /// <summary>True when the algorithm handles are the Windows 10 pseudo-handles (nothing was opened).</summary>
     internal bool UsesPseudoHandles { get; }
+
+    /// <summary>The key object size on <see cref="EcbAlgorithm"/> (<c>BCRYPT_OBJECT_LENGTH</c>), or 0 if CNG did not say.</summary>
+    internal int EcbKeyObjectLength { get; }
+
+    /// <summary>The key object size on <see cref="CbcAlgorithm"/>, or 0 if CNG did not say.</summary>
+    internal int CbcKeyObjectLength { get; }
 
     /// <summary>The CNG backend over the real <c>bcrypt.dll</c>; false, with the reason, when CNG AES is unusable here.</summary>
     [SupportedOSPlatform("windows")]
@@ -70,14 +81,12 @@ internal sealed class CngBackend : CipherBackend
     /// <inheritdoc />
     public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
-        nint algorithm = mode switch
+        return mode switch
         {
-            BlockCipherMode.Ecb => EcbAlgorithm,
-            BlockCipherMode.Cbc => CbcAlgorithm,
+            BlockCipherMode.Ecb => CngBlockCipher.Create(_api, EcbAlgorithm, EcbKeyObjectLength, mode, encrypting, key),
+            BlockCipherMode.Cbc => CngBlockCipher.Create(_api, CbcAlgorithm, CbcKeyObjectLength, mode, encrypting, key),
             _ => throw new ArgumentOutOfRangeException(nameof(mode)),
         };
-
-        return CngBlockCipher.Create(_api, algorithm, mode, encrypting, key);
     }
 
     [SupportedOSPlatform("windows")]
@@ -138,12 +147,15 @@ internal sealed class CngBackend : CipherBackend
         return algorithm;
     }
 
+    private static int KeyObjectLength(IBCryptApi api, nint algorithm) =>
+        api.GetObjectLength(algorithm, out int length) == 0 && length > 0 ? length : 0;
+
     /// <summary>Makes and destroys one throwaway key on <paramref name="algorithm"/> to see that it works.</summary>
     private static bool CanMakeKey(IBCryptApi api, nint algorithm)
     {
         try
         {
-            using SafeBCryptKeyHandle probe = CngBlockCipher.GenerateKey(api, algorithm, stackalloc byte[16]);
+            using SafeBCryptKeyHandle probe = CngBlockCipher.GenerateKey(api, algorithm, keyObjectLength: 0, stackalloc byte[16]);
             return true;
         }
         catch (CryptographicException)

@@ -17,7 +17,8 @@ internal sealed class CngBlockCipher : BlockCipher
 {
     private readonly IBCryptApi _api;
     private readonly SafeBCryptKeyHandle _key;
-    private readonly nint _rawKey;
+    private readonly nint _algorithm;
+    private nint _rawKey;
     // CBC: where each message's IV is copied (CNG overwrites it), 64 bytes into a buffer with 64 bytes after it. It is
     // written on every call, so it shares no cache line with another object, such as the same buffer of a handle made
     // just before this one and used by another thread (see OpenSslCipher.ChainBlock). ECB: empty.
@@ -25,9 +26,10 @@ internal sealed class CngBlockCipher : BlockCipher
     private readonly byte[] _iv;
     private string? _failure;
 
-    private CngBlockCipher(IBCryptApi api, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
+    private CngBlockCipher(IBCryptApi api, nint algorithm, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
     {
         _api = api;
+        _algorithm = algorithm;
         _key = key;
         _rawKey = key.DangerousGetHandle();
         Mode = mode;
@@ -36,19 +38,20 @@ internal sealed class CngBlockCipher : BlockCipher
     }
 
     /// <summary>
-    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>).
+    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>), in a
+    /// key object buffer of <paramref name="keyObjectLength"/> bytes that the handle owns (0: CNG allocates the object).
     /// The key bytes are copied to a stack buffer only for the native call and zeroed right after it.
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
-    internal static CngBlockCipher Create(IBCryptApi api, nint algorithm, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal static CngBlockCipher Create(IBCryptApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
-        SafeBCryptKeyHandle handle = GenerateKey(api, algorithm, key);
-        return new CngBlockCipher(api, handle, mode, encrypting);
+        SafeBCryptKeyHandle handle = GenerateKey(api, algorithm, keyObjectLength, key);
+        return new CngBlockCipher(api, algorithm, handle, mode, encrypting);
     }
 
-    /// <summary>A CNG key handle for <paramref name="key"/> on <paramref name="algorithm"/>.</summary>
+    /// <summary>A CNG key handle for <paramref name="key"/> on <paramref name="algorithm"/> (see <see cref="Create"/>).</summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed or the key size is invalid.</exception>
-    internal static SafeBCryptKeyHandle GenerateKey(IBCryptApi api, nint algorithm, ReadOnlySpan<byte> key)
+    internal static SafeBCryptKeyHandle GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
     {
         ArgumentNullException.ThrowIfNull(api);
         if (key.Length is not (16 or 24 or 32))
@@ -56,7 +59,7 @@ internal sealed class CngBlockCipher : BlockCipher
             Errors.ThrowInvalidKeySize();
         }
 
-        var handle = new SafeBCryptKeyHandle(api);
+        var handle = new SafeBCryptKeyHandle(api, keyObjectLength);
         int status;
         Span<byte> secret = stackalloc byte[32];
         try
@@ -113,6 +116,35 @@ internal sealed class CngBlockCipher : BlockCipher
     }
 
     public override CryptographicException CreateFailure() => _failure is null ? Errors.NoFailureRecorded("CNG") : new(_failure);
+
+    /// <summary>
+    /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the same key object buffer
+    /// (when the handle has one, CNG allocates nothing), so the old key's schedule is gone with the old key.
+    /// </summary>
+    public override bool TryRekey(ReadOnlySpan<byte> key)
+    {
+        int status;
+        Span<byte> secret = stackalloc byte[32];
+        try
+        {
+            key.CopyTo(secret);
+            status = _key.Rekey(_algorithm, secret[..key.Length]);
+        }
+        finally
+        {
+            CryptographicOperations.ZeroMemory(secret);
+        }
+
+        if (status == 0 && !_key.IsInvalid)
+        {
+            _rawKey = _key.DangerousGetHandle();
+            return true;
+        }
+
+        _failure = status != 0 ? Errors.CngFailure("BCryptGenerateSymmetricKey", status) : Errors.NoNativeHandle("BCryptGenerateSymmetricKey", "key handle").Message;
+        Fault();
+        return false;
+    }
 
     public override void Release()
     {

@@ -20,8 +20,15 @@ internal interface IBCryptApi
     int CloseAlgorithmProvider(nint algorithm);
 
     /// <summary>
-    /// <c>BCryptGenerateSymmetricKey(algorithm, &amp;hKey, NULL, 0, secret, secret.Length, 0)</c>; on success the new
-    /// native handle is attached to <paramref name="key"/>, which then owns it.
+    /// <c>BCryptGetProperty(algorithm, BCRYPT_OBJECT_LENGTH, &amp;length, 4, &amp;result, 0)</c>: how large a key object
+    /// buffer a caller must give <see cref="GenerateSymmetricKey"/> to have the key made in memory of its own.
+    /// </summary>
+    int GetObjectLength(nint algorithm, out int length);
+
+    /// <summary>
+    /// <c>BCryptGenerateSymmetricKey(algorithm, &amp;hKey, keyObject, keyObjectLength, secret, secret.Length, 0)</c> with
+    /// the key object buffer of <paramref name="key"/> (NULL and 0 when it has none: CNG allocates the object); on
+    /// success the new native handle is attached to <paramref name="key"/>, which then owns it.
     /// </summary>
     int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key);
 

@@ -40,6 +40,9 @@ internal static unsafe partial class BCrypt
     /// <summary><c>BCRYPT_CHAIN_MODE_CBC</c> (property value).</summary>
     internal const string BCRYPT_CHAIN_MODE_CBC = "ChainingModeCBC";
 
+    /// <summary><c>BCRYPT_OBJECT_LENGTH</c> (property name): the size of a key object, a <c>DWORD</c>.</summary>
+    internal const string BCRYPT_OBJECT_LENGTH = "ObjectLength";
+
     // NTSTATUS BCryptOpenAlgorithmProvider(BCRYPT_ALG_HANDLE *phAlgorithm, LPCWSTR pszAlgId,
     //                                      LPCWSTR pszImplementation, ULONG dwFlags);
     [LibraryImport(Library)]
@@ -59,9 +62,17 @@ internal static unsafe partial class BCrypt
     [SupportedOSPlatform("windows")]
     internal static partial int BCryptSetProperty(nint hObject, char* pszProperty, byte* pbInput, uint cbInput, uint dwFlags);
 
+    // NTSTATUS BCryptGetProperty(BCRYPT_HANDLE hObject, LPCWSTR pszProperty, PUCHAR pbOutput, ULONG cbOutput,
+    //                            ULONG *pcbResult, ULONG dwFlags);
+    [LibraryImport(Library)]
+    [DefaultDllImportSearchPaths(DllImportSearchPath.System32)]
+    [SupportedOSPlatform("windows")]
+    internal static partial int BCryptGetProperty(nint hObject, char* pszProperty, byte* pbOutput, uint cbOutput, out uint pcbResult, uint dwFlags);
+
     // NTSTATUS BCryptGenerateSymmetricKey(BCRYPT_ALG_HANDLE hAlgorithm, BCRYPT_KEY_HANDLE *phKey, PUCHAR pbKeyObject,
     //                                     ULONG cbKeyObject, PUCHAR pbSecret, ULONG cbSecret, ULONG dwFlags);
-    // pbKeyObject = NULL with cbKeyObject = 0 lets CNG allocate and free the key object (Windows 7 and later).
+    // pbKeyObject = NULL with cbKeyObject = 0 lets CNG allocate and free the key object (Windows 7 and later); a caller's
+    // buffer of at least BCRYPT_OBJECT_LENGTH bytes must stay allocated until BCryptDestroyKey has returned.
     [LibraryImport(Library)]
     [DefaultDllImportSearchPaths(DllImportSearchPath.System32)]
     [SupportedOSPlatform("windows")]
@@ -86,4 +97,11 @@ internal static unsafe partial class BCrypt
     [DefaultDllImportSearchPaths(DllImportSearchPath.System32)]
     [SupportedOSPlatform("windows")]
     internal static partial int BCryptDestroyKey(nint hKey);
+
+    // NTSTATUS BCryptGetFipsAlgorithmMode(BOOLEAN *pfEnabled);
+    // BOOLEAN is an unsigned char: nonzero when Windows' "use FIPS compliant algorithms" policy is on.
+    [LibraryImport(Library)]
+    [DefaultDllImportSearchPaths(DllImportSearchPath.System32)]
+    [SupportedOSPlatform("windows")]
+    internal static partial int BCryptGetFipsAlgorithmMode(out byte pfEnabled);
 }

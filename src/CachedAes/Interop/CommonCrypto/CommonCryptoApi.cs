@@ -1,9 +1,12 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.Versioning;
 
 namespace CachedCryptography.Interop.CommonCrypto;
 
 /// <summary>The real <see cref="ICommonCryptoApi"/>: straight calls into <c>libcommonCrypto.dylib</c>.</summary>
+/// <remarks>Every method is never inlined, so that its native call is made inline with the vector registers' upper
+/// halves cleared before it (docs/design-notes.md, "Native calls out of line").</remarks>
 [SupportedOSPlatform("macos")]
 internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
 {
@@ -12,6 +15,7 @@ internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
 
     private CommonCryptoApi() { }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int CreateWithMode(uint operation, uint mode, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> key, SafeCCCryptorHandle cryptor)
     {
         int status;
@@ -35,6 +39,7 @@ internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
         return status;
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int Update(nint cryptor, ReadOnlySpan<byte> input, Span<byte> output, out nuint moved)
     {
         fixed (byte* pInput = input)
@@ -44,6 +49,7 @@ internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int Reset(nint cryptor, ReadOnlySpan<byte> iv)
     {
         fixed (byte* pIv = iv)
@@ -52,5 +58,6 @@ internal sealed unsafe class CommonCryptoApi : ICommonCryptoApi
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public int Release(nint cryptor) => CommonCryptor.CCCryptorRelease(cryptor);
 }

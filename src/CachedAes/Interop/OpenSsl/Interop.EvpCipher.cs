@@ -3,9 +3,9 @@ using System.Runtime.InteropServices;
 
 namespace CachedCryptography.Interop.OpenSsl;
 
-// <openssl/evp.h>: symmetric ciphers. Every int-returning function returns 1 on success. Contexts are passed as raw
-// pointers: their owner (OpenSslCipher, through a SafeEvpCipherCtxHandle) guarantees they are alive for every call,
-// so no SafeHandle reference counting is paid per call.
+// <openssl/evp.h>: symmetric ciphers. Every int-returning function returns 1 on success. Contexts are raw pointers:
+// each is owned by one OpenSslCipher, which is owned by a key epoch, a call or the pool (docs/design-notes.md, "Native
+// ownership"), and only its one user at a time passes it here.
 internal static unsafe partial class Libcrypto
 {
     /// <summary>OpenSSL 3.x only: an explicitly fetched cipher (a non-NULL result is owned by the caller).</summary>
@@ -21,9 +21,11 @@ internal static unsafe partial class Libcrypto
     [LibraryImport(Name)] internal static partial IntPtr EVP_aes_192_cbc();
     [LibraryImport(Name)] internal static partial IntPtr EVP_aes_256_cbc();
 
+    /// <summary><c>EVP_CIPHER_CTX* EVP_CIPHER_CTX_new(void)</c>: an empty context, or NULL.</summary>
     [LibraryImport(Name)]
-    internal static partial SafeEvpCipherCtxHandle EVP_CIPHER_CTX_new();
+    internal static partial IntPtr EVP_CIPHER_CTX_new();
 
+    /// <summary><c>void EVP_CIPHER_CTX_free(EVP_CIPHER_CTX*)</c>: cleanses any key schedule and frees the context.</summary>
     [LibraryImport(Name)]
     internal static partial void EVP_CIPHER_CTX_free(IntPtr ctx);
 

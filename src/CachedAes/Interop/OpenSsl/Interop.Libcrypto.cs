@@ -135,5 +135,14 @@ internal static unsafe partial class Libcrypto
     [LibraryImport(Name)]
     internal static partial nuint OpenSSL_version_num();
 
+    /// <summary>
+    /// <c>int EVP_default_properties_is_fips_enabled(OSSL_LIB_CTX *libctx)</c> (OpenSSL 3.0 and later): 1 when the
+    /// library context's default properties ask for FIPS implementations (<c>fips=yes</c>, as a FIPS-mode system
+    /// configuration sets them), else 0. <see cref="IntPtr.Zero"/> is the default library context, the one the .NET
+    /// runtime and CachedAes use.
+    /// </summary>
+    [LibraryImport(Name)]
+    internal static partial int EVP_default_properties_is_fips_enabled(IntPtr libraryContext);
+
     private readonly record struct Loaded(IntPtr Handle, string? File, string? Error);
 }

@@ -15,7 +15,7 @@ internal sealed class OpenSslBackend : CipherBackend
     // shares them and has a pool of its own.
     private static readonly Lazy<(IntPtr[]? Ciphers, string Detail)> s_library = new(LoadCiphers);
 
-    // Index: mode * 3 + (key bytes / 8 - 2), i.e. ECB 128/192/256 then CBC 128/192/256.
+    // ECB 128/192/256 then CBC 128/192/256 (OpenSslCipher picks one by mode and key size).
     private readonly IntPtr[] _ciphers;
 
     private OpenSslBackend(IntPtr[] ciphers, string description)
@@ -48,9 +48,18 @@ internal sealed class OpenSslBackend : CipherBackend
             Errors.ThrowInvalidKeySize();
         }
 
-        IntPtr cipher = _ciphers[(int)mode * 3 + (key.Length / 8 - 2)];
-        OpenSslCipher context = Pool.TryRent() ?? OpenSslCipher.CreateEmpty(Pool);
-        if (!context.TryKey(cipher, mode, encrypting, key))
+        OpenSslCipher? context = Pool.TryRent();
+        if (context is null)
+        {
+            CachedAesMetrics.PoolMiss();
+            context = OpenSslCipher.CreateEmpty(Pool);
+        }
+        else
+        {
+            CachedAesMetrics.PoolHit();
+        }
+
+        if (!context.TryKey(_ciphers, mode, encrypting, key))
         {
             CryptographicException failure = context.CreateFailure();
             context.Discard();

@@ -14,19 +14,28 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// context instead of allocating one.
 /// </summary>
 /// <remarks>
+/// <para><b>Ownership.</b> This object owns its context and is not finalizable, so that it can be pooled safely: a
+/// pooled object is one the collector can never finalize. Its owner (the key epoch whose slot holds it, the call that
+/// leased it, or the pool) frees it: <see cref="Release"/> (reset and pool), <see cref="Discard"/>, or, from a finalized
+/// epoch, <see cref="FreeFromFinalizer"/> (docs/design-notes.md, "Native ownership").</para>
 /// <para><b>CBC without IV restarts.</b> Restarting a context at a new IV goes through <c>EVP_CipherInit_ex</c>, which
 /// costs several times a short message's AES work (figures: docs/design-notes.md, "CBC without IV restarts"). This
-/// context is never
-/// restarted: it keeps chaining from the last ciphertext block it processed, which is tracked here in
+/// context is never restarted: it keeps chaining from the last ciphertext block it processed, which is tracked here in
 /// <see cref="_chain"/>, and each message is started at its own IV by a fix-up of the first block. Encryption feeds
 /// <c>P0 ^ IV ^ chain</c>, so the context computes <c>E(P0 ^ IV)</c>, the correct first block, and chains on by
 /// itself; decryption XORs the first output block with <c>IV ^ chain</c>. So every message, of any length, is one
 /// <c>EVP_CipherUpdate</c>, and all chaining after the first block stays inside OpenSSL. After any failure the tracked
 /// block may no longer match the context, so the handle is faulted and never reused.</para>
-/// <para><b>The hot path.</b> The context is passed as a raw pointer: this object owns it through
-/// <see cref="SafeEvpCipherCtxHandle"/>, and only the one caller holding the handle uses it, so no reference counting
-/// is needed per call. Short inputs go through <see cref="Libcrypto.EVP_CipherUpdateShort"/> (no GC transition).
-/// Failures come back as return values; there is no exception handler around the native call.</para>
+/// <para><b>The hot path.</b> The context is passed as a raw pointer: this object owns it, and only the one caller
+/// holding the handle uses it, so no reference counting is needed per call. Short inputs go through
+/// <see cref="Libcrypto.EVP_CipherUpdateShort"/> (no GC transition). Failures come back as return values; there is no
+/// exception handler around the native call.</para>
+/// <para><b>Native calls out of line.</b> Every method here that makes a native call with the GC transition (keying,
+/// re-keying, reset, free, long updates) is never inlined and has no exception handler. The JIT then makes the call
+/// inline and clears the upper halves of the vector registers before it; inlined into a caller with an exception
+/// handler, the call would go through a stub that leaves them as the managed code left them, and OpenSSL's SSE code
+/// would then run with AVX-to-SSE transition penalties (measured: docs/design-notes.md, "Native calls
+/// out of line").</para>
 /// </remarks>
 internal sealed unsafe class OpenSslCipher : BlockCipher
 {
@@ -38,8 +47,11 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     private const int SerialShortLimit = 512;
 
     private readonly OpenSslContextPool _pool;
-    private readonly SafeEvpCipherCtxHandle _owner;
-    private readonly IntPtr _ctx;
+    private IntPtr _ctx;
+
+    // The backend's six ciphers (CipherFor picks one), and the one this context is keyed with.
+    private IntPtr[]? _ciphers;
+    private IntPtr _cipher;
 
     // CBC: the block the context chains from next, i.e. the last ciphertext block it processed (zero after keying).
     // Written on every CBC call, so it has cache lines of its own (see ChainBlock).
@@ -47,14 +59,9 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     private int _shortLimit;
     private string? _failedCall;
 
-    private OpenSslCipher(OpenSslContextPool pool, SafeEvpCipherCtxHandle owner)
-    {
-        _pool = pool;
-        _owner = owner;
-        _ctx = owner.DangerousGetHandle();
-    }
+    private OpenSslCipher(OpenSslContextPool pool) => _pool = pool;
 
-    /// <summary>When it was last returned to the pool (<see cref="Environment.TickCount64"/>), for trimming.</summary>
+    /// <summary>When it was last returned to the pool (<see cref="Environment.TickCount64"/> as of the pool's last gen-2 callback), for trimming.</summary>
     internal long IdleSince { get; set; }
 
     /// <summary>The owned context (tests use it to provoke real OpenSSL failures).</summary>
@@ -62,24 +69,32 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
     /// <summary>A new, empty context.</summary>
     /// <exception cref="CryptographicException"><c>EVP_CIPHER_CTX_new</c> failed.</exception>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static OpenSslCipher CreateEmpty(OpenSslContextPool pool)
     {
-        SafeEvpCipherCtxHandle owner = Libcrypto.EVP_CIPHER_CTX_new();
-        if (owner.IsInvalid)
+        // The object first: once the native call has succeeded, nothing can fail before the context has its owner.
+        var cipher = new OpenSslCipher(pool);
+        cipher._ctx = Libcrypto.EVP_CIPHER_CTX_new();
+        if (cipher._ctx == IntPtr.Zero)
         {
-            owner.Dispose();
             throw Libcrypto.CreateException("EVP_CIPHER_CTX_new");
         }
 
-        owner.Pool = pool;
         pool.OnContextAllocated();
-        return new OpenSslCipher(pool, owner);
+        return cipher;
     }
 
-    /// <summary>Keys an empty (new or reset) context; false on failure (then <see cref="Discard"/> it).</summary>
-    internal bool TryKey(IntPtr cipher, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    /// <summary>
+    /// Keys an empty (new or reset) context with the cipher of <paramref name="ciphers"/> (the backend's) for the mode and
+    /// key size; false on failure (then <see cref="Discard"/> it).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal bool TryKey(IntPtr[] ciphers, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
+        IntPtr cipher = CipherFor(ciphers, mode, key.Length);
         Debug.Assert(cipher != IntPtr.Zero && !IsFaulted);
+        _ciphers = ciphers;
+        _cipher = cipher;
         Mode = mode;
         Encrypting = encrypting;
         _chain.Value = Vector128<byte>.Zero;
@@ -106,8 +121,18 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         return encrypting || Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding");
     }
 
-    /// <summary>Frees the context: one that never became a live handle (keying failed), or one trimmed from the pool.</summary>
-    internal void Discard() => _owner.Dispose();
+    /// <summary>Frees the context: one that never became a live handle (keying failed), a faulted one, or one trimmed from the pool.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal void Discard()
+    {
+        IntPtr ctx = _ctx;
+        _ctx = IntPtr.Zero;
+        if (ctx != IntPtr.Zero)
+        {
+            Libcrypto.EVP_CIPHER_CTX_free(ctx);
+            _pool.OnContextFreed();
+        }
+    }
 
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
@@ -131,16 +156,44 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         }
     }
 
+    /// <summary>
+    /// Re-keys the context in place: <c>EVP_CipherInit_ex</c> with no cipher keeps the provider's context and only runs
+    /// the key schedule (overwriting the old one), the cheapest re-key OpenSSL has. No IV is passed either: a CBC context
+    /// then restarts at the IV it was first keyed with, which <see cref="TryKey"/> made zero, and passing none skips a
+    /// provider parameter query that costs about a quarter of the re-key (docs/design-notes.md, "Re-keying in place").
+    /// A key of another size needs another cipher: the context is reset (cleansed) and keyed afresh.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public override bool TryRekey(ReadOnlySpan<byte> key)
+    {
+        Debug.Assert(_ciphers is not null && !IsFaulted);
+        if (CipherFor(_ciphers, Mode, key.Length) != _cipher)
+        {
+            return Libcrypto.EVP_CIPHER_CTX_reset(_ctx) == 1
+                ? TryKey(_ciphers, Mode, Encrypting, key)
+                : Fail("EVP_CIPHER_CTX_reset");
+        }
+
+        int result;
+        fixed (byte* keyPointer = key)
+        {
+            result = Libcrypto.EVP_CipherInit_ex(_ctx, IntPtr.Zero, IntPtr.Zero, keyPointer, null, Encrypting ? 1 : 0);
+        }
+
+        _chain.Value = Vector128<byte>.Zero;
+        return result == 1 || Fail("EVP_CipherInit_ex");
+    }
+
     public override CryptographicException CreateFailure() =>
         _failedCall is null ? Errors.NoFailureRecorded("OpenSSL") : Libcrypto.CreateException(_failedCall);
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public override void Release()
     {
         // No key survives release: EVP_CIPHER_CTX_reset frees the cipher state, cleansing the key schedule, and
         // leaves an empty context that is pooled for the next owner (or freed when the pool is full).
         if (!IsFaulted && Libcrypto.EVP_CIPHER_CTX_reset(_ctx) == 1)
         {
-            _pool.OnCleansed();
             _chain.Value = Vector128<byte>.Zero;
             if (_pool.TryReturn(this))
             {
@@ -150,6 +203,12 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
         Discard();
     }
+
+    /// <summary>From a finalized key epoch: frees the context (EVP_CIPHER_CTX_free cleanses the key schedule); never pools.</summary>
+    public override void FreeFromFinalizer() => Discard();
+
+    // ECB 128/192/256 then CBC 128/192/256: the backend's table (OpenSslBackend).
+    private static IntPtr CipherFor(IntPtr[] ciphers, BlockCipherMode mode, int keyLength) => ciphers[(int)mode * 3 + (keyLength / 8 - 2)];
 
     private bool CbcEncrypt(Vector128<byte> fixUp, byte* input, byte* output, int length)
     {

@@ -1,4 +1,6 @@
 using System;
+using System.Linq;
+using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace CachedCryptography.Interop.OpenSsl;
@@ -9,13 +11,16 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// </summary>
 /// <remarks>
 /// <para>Why it pays: keying a reset context and resetting it again costs less than <c>EVP_CIPHER_CTX_new</c> + init +
-/// <c>EVP_CIPHER_CTX_free</c>, and the managed owner (an object and a finalizable <see cref="SafeEvpCipherCtxHandle"/>)
-/// is reused; cleansing by re-keying with zeros instead of a reset would cost more than a new context (figures:
-/// docs/design-notes.md, "The OpenSSL context pool").</para>
+/// <c>EVP_CIPHER_CTX_free</c>, and the managed object is reused; cleansing by re-keying with zeros instead of a reset
+/// would cost more than a new context (figures: docs/design-notes.md, "The OpenSSL context pool").</para>
+/// <para>What it may hold: only <see cref="OpenSslCipher"/> objects, which are not finalizable and own their context
+/// directly. So nothing in the pool can be finalized or freed by anyone but the pool, whichever thread gave it back
+/// (docs/design-notes.md, "Native ownership").</para>
 /// <para>Bounds: at most <see cref="Capacity"/> contexts (four per processor, between 8 and 256). Nothing in the pool
 /// holds a key: a context is reset (its key schedule cleansed) before it is returned. On every gen-2 garbage collection
-/// the pool frees the contexts idle for <see cref="IdleMilliseconds"/> or longer, and all of them when the system
-/// reports high memory load, much as <c>ArrayPool&lt;T&gt;.Shared</c> trims itself.</para>
+/// the pool frees the contexts idle for <see cref="IdleMilliseconds"/> or longer (their idle time starts at the last
+/// gen-2 collection before they came back, so it is counted short by at most one interval between two), and all of them
+/// when the system reports high memory load, much as <c>ArrayPool&lt;T&gt;.Shared</c> trims itself.</para>
 /// <para>Slots are taken with <see cref="Interlocked.Exchange{T}(ref T, T)"/> and filled with
 /// <see cref="Interlocked.CompareExchange{T}(ref T, T, T)"/>, so a context is never handed to two owners.</para>
 /// </remarks>
@@ -28,42 +33,32 @@ internal sealed class OpenSslContextPool
     internal const int IdleMilliseconds = 10_000;
 
     private readonly OpenSslCipher?[] _slots = new OpenSslCipher?[Capacity];
-    private int _cleanses;
     private int _contexts;
+
+    // Environment.TickCount64 as of the last gen-2 callback: what a returned context records as the start of its idle
+    // time, so that giving a context back reads no clock (a clock read costs as much as the rest of the return).
+    private long _coarseNow = Environment.TickCount64;
 
     public OpenSslContextPool() => _ = new Gen2Callback(this);
 
-    /// <summary>How many contexts have been cleansed (reset) on their way back (a test seam; one uncontended increment beside
-    /// a native reset, too small to measure).</summary>
-    internal int Cleanses => Volatile.Read(ref _cleanses);
-
-    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use (a test seam; one increment
-    /// per native allocation or free, too small to measure beside them).</summary>
+    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use, including those freed by a
+    /// finalized key epoch (a test seam; one increment per native allocation or free, too small to measure beside them).</summary>
     internal int LiveContexts => Volatile.Read(ref _contexts);
 
     /// <summary>How many contexts the pool holds right now (a test seam).</summary>
-    internal int Count
-    {
-        get
-        {
-            int count = 0;
-            foreach (OpenSslCipher? slot in _slots)
-            {
-                count += slot is null ? 0 : 1;
-            }
+    internal int Count => PooledContexts.Length;
 
-            return count;
-        }
-    }
+    /// <summary>The native contexts the pool holds right now (a test seam: each must hold no key).</summary>
+    internal IntPtr[] PooledContexts => [.. _slots.OfType<OpenSslCipher>().Select(cipher => cipher.Context)];
 
     /// <summary>A pooled context, or null when the pool is empty.</summary>
     public OpenSslCipher? TryRent()
     {
         OpenSslCipher?[] slots = _slots;
-        int start = StartIndex();
-        for (int i = 0; i < slots.Length; i++)
+        int index = StartIndex();
+        for (int i = 0; i < slots.Length; i++, index = index + 1 == slots.Length ? 0 : index + 1)
         {
-            ref OpenSslCipher? slot = ref slots[(start + i) % slots.Length];
+            ref OpenSslCipher? slot = ref slots[index];
             if (Volatile.Read(ref slot) is not null && Interlocked.Exchange(ref slot, null) is { } cipher)
             {
                 return cipher;
@@ -76,12 +71,12 @@ internal sealed class OpenSslContextPool
     /// <summary>Pools a reset context; false when the pool is full (the caller frees it).</summary>
     public bool TryReturn(OpenSslCipher cipher)
     {
-        cipher.IdleSince = Environment.TickCount64;
+        cipher.IdleSince = Volatile.Read(ref _coarseNow);
         OpenSslCipher?[] slots = _slots;
-        int start = StartIndex();
-        for (int i = 0; i < slots.Length; i++)
+        int index = StartIndex();
+        for (int i = 0; i < slots.Length; i++, index = index + 1 == slots.Length ? 0 : index + 1)
         {
-            ref OpenSslCipher? slot = ref slots[(start + i) % slots.Length];
+            ref OpenSslCipher? slot = ref slots[index];
             if (Volatile.Read(ref slot) is null && Interlocked.CompareExchange(ref slot, cipher, null) is null)
             {
                 return true;
@@ -90,8 +85,6 @@ internal sealed class OpenSslContextPool
 
         return false;
     }
-
-    internal void OnCleansed() => Interlocked.Increment(ref _cleanses);
 
     internal void OnContextAllocated() => Interlocked.Increment(ref _contexts);
 
@@ -124,22 +117,27 @@ internal sealed class OpenSslContextPool
     private static int StartIndex() => (int)((uint)Environment.CurrentManagedThreadId % (uint)Capacity);
 
     /// <summary>
-    /// An object that is finalized at every gen-2 collection (it re-registers itself) and trims the pool then. It holds
-    /// the pool weakly, so a pool that is no longer used (a test's) can be collected, which ends the callbacks.
+    /// An object that is finalized at every gen-2 collection (it re-registers itself) and trims the pool then. Its
+    /// finalizer frees only pooled contexts, which the pool alone owns, and touches no other finalizable object: it holds
+    /// the pool through a weak <see cref="GCHandle"/> (a struct, not a finalizable <c>WeakReference</c>, which could be
+    /// finalized in the same batch as this object), so a pool that is no longer used (a test's) can be collected, which
+    /// ends the callbacks.
     /// </summary>
     private sealed class Gen2Callback
     {
-        private readonly WeakReference<OpenSslContextPool> _pool;
+        private GCHandle _pool;
 
-        public Gen2Callback(OpenSslContextPool pool) => _pool = new WeakReference<OpenSslContextPool>(pool);
+        public Gen2Callback(OpenSslContextPool pool) => _pool = GCHandle.Alloc(pool, GCHandleType.Weak);
 
         ~Gen2Callback()
         {
-            if (!_pool.TryGetTarget(out OpenSslContextPool? pool))
+            if (_pool.Target is not OpenSslContextPool pool)
             {
+                _pool.Free();
                 return;
             }
 
+            Volatile.Write(ref pool._coarseNow, Environment.TickCount64);
             GCMemoryInfo memory = GC.GetGCMemoryInfo();
             bool highLoad = memory.HighMemoryLoadThresholdBytes > 0 && memory.MemoryLoadBytes >= memory.HighMemoryLoadThresholdBytes / 10 * 9;
             pool.Trim(highLoad ? 0 : IdleMilliseconds);

@@ -1,0 +1,31 @@
+# Wine for the scripts that run CachedAes's Windows build (wine-lane.sh, wine-dataprotection.sh, wine-bench.sh).
+# Sourced, like apt-install.sh (which it sources from its own folder):
+#
+#   . "$repo/scripts/lib/wine.sh"
+#   wine_install NAME LOGFILE      installs Debian's wine, wine64 and libgnutls30 (only a Recommends of Wine, but
+#                                  Wine's bcrypt.dll needs it for AES) when missing; non-zero when it cannot
+#   wine_prefix DIR LOGFILE        creates a fresh 64-bit prefix in DIR and exports what every run needs: WINEPREFIX,
+#                                  WINEARCH, WINEDEBUG=-all, and DOTNET_EnableWriteXorExecute=0 (.NET's W^X mapping
+#                                  does not work under Wine); unsets WINEDLLOVERRIDES (mscoree must stay enabled) and
+#                                  DISPLAY (nothing needs one); non-zero when wineboot fails
+#   wine_windows_version VERSION   makes the current prefix report VERSION (win7, win10, ...)
+
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+
+wine_install() {
+  if command -v wine >/dev/null 2>&1 && [ -x /usr/lib/wine/wine64 ] && dpkg -s libgnutls30 >/dev/null 2>&1; then
+    return 0
+  fi
+  apt_install "$1" --sudo --log "$2" wine wine64 libgnutls30
+}
+
+wine_prefix() {
+  export WINEPREFIX="$1" WINEARCH=win64 WINEDEBUG=-all DOTNET_EnableWriteXorExecute=0
+  unset WINEDLLOVERRIDES DISPLAY
+  wine wineboot --init >"$2" 2>&1 || { tail -n 20 "$2"; return 1; }
+  wineserver -w
+}
+
+wine_windows_version() {
+  wine reg add 'HKCU\Software\Wine' /v Version /t REG_SZ /d "$1" /f >/dev/null 2>&1 && wineserver -w
+}

@@ -1,0 +1,296 @@
+using System;
+using System.Buffers.Binary;
+using System.Security.Cryptography;
+using System.Threading;
+using Microsoft.IdentityModel.Tokens;
+
+namespace CachedCryptography.IdentityModel;
+
+/// <summary>
+/// AES-CBC-HMAC-SHA2 authenticated encryption (RFC 7518 section 5.2: A128CBC-HS256, A192CBC-HS384, A256CBC-HS512) with
+/// the AES part on <see cref="CachedAes"/>. Ciphertexts and tags are byte for byte those of IdentityModel's own
+/// <see cref="AuthenticatedEncryptionProvider"/> for the same key, IV and data.
+/// </summary>
+/// <remarks>
+/// <para>
+/// IdentityModel's own provider calls the static <see cref="Aes.Create()"/>, which nothing can redirect, so this provider
+/// does the whole algorithm itself. The content key of 2 × n bytes (n = 16, 24 or 32) is split into the MAC key (its
+/// first n bytes) and the AES key (the next n); a longer key is accepted and its first 2 × n bytes used, as IdentityModel
+/// does. The ciphertext is AES-CBC with PKCS #7 padding; the tag is the first n bytes of
+/// HMAC-SHA-256/384/512(MAC key, additional data ‖ IV ‖ ciphertext ‖ the additional data's length in bits as a 64-bit
+/// big-endian number). Decryption checks the tag in constant time before it decrypts anything.
+/// </para>
+/// <para>
+/// The split keys are made on first use from a copy of the content key (<see cref="AuthenticatedEncryptionProvider.GetKeyBytes"/>),
+/// which is zeroed once they are made, unless the key hands out the same array every time (then it is the key's own, and
+/// left alone). <see cref="Dispose(bool)"/> zeroes the split keys once no call is using them: a call already running
+/// finishes with the intact keys, and every call that starts after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>
+/// throws <see cref="ObjectDisposedException"/>, as IdentityModel's provider does (which does not zero its keys), so no
+/// output is ever made under a zeroed key.
+/// </para>
+/// <para>
+/// Each <see cref="Encrypt(byte[], byte[], byte[])"/> and <see cref="Decrypt"/> makes one CachedAes for the call and
+/// disposes it. The HMAC is computed with <see cref="IncrementalHash"/>, not through the key's
+/// <see cref="CryptoProviderFactory"/> (IdentityModel's provider asks that factory for a signature provider).
+/// </para>
+/// <para>
+/// Bad input fails with IdentityModel's exception types, checked in IdentityModel's order: <see cref="ArgumentNullException"/>
+/// for a null or empty argument, <see cref="ObjectDisposedException"/> after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>,
+/// IdentityModel's <see cref="ArgumentOutOfRangeException"/> for a key too short for the algorithm (on first use),
+/// <see cref="CryptographicException"/> from <see cref="SymmetricAlgorithm.IV"/> for an IV that is not 16 bytes,
+/// <see cref="SecurityTokenDecryptionFailedException"/> for a tag of the wrong length or value and for a ciphertext that
+/// does not decrypt, and <see cref="SecurityTokenEncryptionFailedException"/> if AES encryption fails.
+/// </para>
+/// </remarks>
+public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
+{
+    private const int IvSize = 16;
+
+    // _state: bit 0 is set by Dispose; the rest counts the calls using the split keys (OneCall each). Changed only by
+    // interlocked operations, so a call either sees the bit and throws, or is counted before Dispose can zero the keys.
+    private const int Disposed = 1;
+    private const int OneCall = 2;
+
+    private readonly Func<Aes> _createAes;
+    private readonly int _halfKeySize;
+    private readonly HashAlgorithmName _hmac;
+    private readonly Lazy<SplitKey> _keys;
+    private int _state;
+
+    /// <summary>Creates the provider.</summary>
+    /// <param name="key">The content-encryption key: a <see cref="SymmetricSecurityKey"/> or an octet
+    /// <see cref="JsonWebKey"/> of at least 256, 384 or 512 bits, as the algorithm says.</param>
+    /// <param name="algorithm">A128CBC-HS256, A192CBC-HS384 or A256CBC-HS512.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="key"/> is null or <paramref name="algorithm"/> is null or
+    /// white space (IdentityModel's check).</exception>
+    /// <exception cref="ArgumentException">IdentityModel does not support <paramref name="algorithm"/> with this key, or
+    /// it is not one of the three AES-CBC-HMAC algorithms (this provider does not do AES-GCM).</exception>
+    /// <remarks>As with IdentityModel's provider, the key's size is checked on first use, not here.</remarks>
+    public CachedAesCbcHmacProvider(SecurityKey key, string algorithm)
+        : this(key, algorithm, CachedAes.Create)
+    {
+    }
+
+    /// <summary>Creates the provider with another maker of AES instances (the tests count them).</summary>
+    internal CachedAesCbcHmacProvider(SecurityKey key, string algorithm, Func<Aes> createAes)
+        : base(key, algorithm)
+    {
+        (_halfKeySize, _hmac) = algorithm switch
+        {
+            SecurityAlgorithms.Aes128CbcHmacSha256 => (16, HashAlgorithmName.SHA256),
+            SecurityAlgorithms.Aes192CbcHmacSha384 => (24, HashAlgorithmName.SHA384),
+            SecurityAlgorithms.Aes256CbcHmacSha512 => (32, HashAlgorithmName.SHA512),
+            _ => throw new ArgumentException(
+                $"{nameof(CachedAesCbcHmacProvider)} does A128CBC-HS256, A192CBC-HS384 and A256CBC-HS512, not '{algorithm}'.", nameof(algorithm)),
+        };
+        _createAes = createAes;
+        _keys = new Lazy<SplitKey>(Split, LazyThreadSafetyMode.ExecutionAndPublication);
+    }
+
+    /// <summary>Encrypts <paramref name="plaintext"/> with a random IV.</summary>
+    /// <param name="plaintext">The data to encrypt; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <returns>The ciphertext, the IV and the tag.</returns>
+    public override AuthenticatedEncryptionResult Encrypt(byte[] plaintext, byte[] authenticatedData) =>
+        Encrypt(plaintext, authenticatedData, null);
+
+    /// <summary>Encrypts <paramref name="plaintext"/> with the IV given, or a random one when it is null.</summary>
+    /// <param name="plaintext">The data to encrypt; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <param name="iv">A 16-byte IV, or null for a random one.</param>
+    /// <returns>The ciphertext, the IV and the tag.</returns>
+    public override AuthenticatedEncryptionResult Encrypt(byte[] plaintext, byte[] authenticatedData, byte[]? iv)
+    {
+        ThrowIfNullOrEmpty(plaintext, nameof(plaintext));
+        ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
+        EnterCall();
+        try
+        {
+            return EncryptCore(plaintext, authenticatedData, iv);
+        }
+        finally
+        {
+            ExitCall();
+        }
+    }
+
+    /// <summary>Checks the tag, then decrypts.</summary>
+    /// <param name="ciphertext">The ciphertext; not null or empty.</param>
+    /// <param name="authenticatedData">The additional authenticated data; not null or empty.</param>
+    /// <param name="iv">The IV; not null or empty.</param>
+    /// <param name="authenticationTag">The tag; not null or empty.</param>
+    /// <returns>The plaintext.</returns>
+    public override byte[] Decrypt(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
+    {
+        ThrowIfNullOrEmpty(ciphertext, nameof(ciphertext));
+        ThrowIfNullOrEmpty(authenticatedData, nameof(authenticatedData));
+        ThrowIfNullOrEmpty(iv, nameof(iv));
+        ThrowIfNullOrEmpty(authenticationTag, nameof(authenticationTag));
+        EnterCall();
+        try
+        {
+            return DecryptCore(ciphertext, authenticatedData, iv, authenticationTag);
+        }
+        finally
+        {
+            ExitCall();
+        }
+    }
+
+    /// <summary>True once the split keys were made and have been zeroed (a test seam).</summary>
+    internal bool KeysZeroed =>
+        _keys.IsValueCreated && !_keys.Value.Mac.AsSpan().ContainsAnyExcept((byte)0) && !_keys.Value.Aes.AsSpan().ContainsAnyExcept((byte)0);
+
+    /// <summary>
+    /// Marks the provider disposed; zeroes the split keys now if no call is using them, otherwise the last call to finish
+    /// zeroes them. Then lets IdentityModel's base release what it holds.
+    /// </summary>
+    /// <param name="disposing">True when called from <see cref="AuthenticatedEncryptionProvider.Dispose()"/>.</param>
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing && Interlocked.Or(ref _state, Disposed) == 0)
+        {
+            ZeroKeys();
+        }
+
+        base.Dispose(disposing);
+    }
+
+    private AuthenticatedEncryptionResult EncryptCore(byte[] plaintext, byte[] authenticatedData, byte[]? iv)
+    {
+        SplitKey keys = _keys.Value;
+
+        using Aes aes = _createAes();
+        aes.Key = keys.Aes;
+        if (iv is not null)
+        {
+            // Outside the wrapping below, as in IdentityModel's provider: a wrong IV length is the IV setter's exception.
+            aes.IV = iv;
+        }
+
+        byte[] usedIv = aes.IV;
+        byte[] ciphertext;
+        try
+        {
+            ciphertext = aes.EncryptCbc(plaintext, usedIv, PaddingMode.PKCS7);
+        }
+        catch (CryptographicException e)
+        {
+            throw new SecurityTokenEncryptionFailedException("AES-CBC encryption failed.", e);
+        }
+
+        return new AuthenticatedEncryptionResult(Key, ciphertext, usedIv, Tag(keys.Mac, authenticatedData, usedIv, ciphertext));
+    }
+
+    private byte[] DecryptCore(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
+    {
+        if (authenticationTag.Length != _halfKeySize)
+        {
+            throw new SecurityTokenDecryptionFailedException(
+                $"The authentication tag is {authenticationTag.Length} bytes; {Algorithm} tags are {_halfKeySize} bytes.");
+        }
+
+        SplitKey keys = _keys.Value;
+        if (!CryptographicOperations.FixedTimeEquals(Tag(keys.Mac, authenticatedData, iv, ciphertext), authenticationTag))
+        {
+            throw new SecurityTokenDecryptionFailedException("The authentication tag does not match.");
+        }
+
+        using Aes aes = _createAes();
+        aes.Key = keys.Aes;
+        aes.IV = iv;
+        try
+        {
+            return aes.DecryptCbc(ciphertext, iv, PaddingMode.PKCS7);
+        }
+        catch (CryptographicException e)
+        {
+            throw new SecurityTokenDecryptionFailedException("AES-CBC decryption failed.", e);
+        }
+    }
+
+    /// <summary>Counts a call in, or throws <see cref="ObjectDisposedException"/> once the provider is disposed.</summary>
+    private void EnterCall()
+    {
+        int state = Volatile.Read(ref _state);
+        while (true)
+        {
+            ObjectDisposedException.ThrowIf((state & Disposed) != 0, this);
+            int seen = Interlocked.CompareExchange(ref _state, state + OneCall, state);
+            if (seen == state)
+            {
+                return;
+            }
+
+            state = seen;
+        }
+    }
+
+    /// <summary>Counts a call out; the last one out of a disposed provider zeroes the keys.</summary>
+    private void ExitCall()
+    {
+        if (Interlocked.Add(ref _state, -OneCall) == Disposed)
+        {
+            ZeroKeys();
+        }
+    }
+
+    // Runs once, when the provider is disposed and no call is counted in (none can start any more).
+    private void ZeroKeys()
+    {
+        if (_keys.IsValueCreated)
+        {
+            CryptographicOperations.ZeroMemory(_keys.Value.Mac);
+            CryptographicOperations.ZeroMemory(_keys.Value.Aes);
+        }
+    }
+
+    /// <summary>IdentityModel's key-size check, then the MAC key and the AES key; the copy of the content key is zeroed.</summary>
+    private SplitKey Split()
+    {
+        ValidateKeySize(Key, Algorithm);
+        byte[] keyBytes = GetKeyBytes(Key);
+
+        // GetKeyBytes returns a new copy for IdentityModel's keys (SymmetricSecurityKey.Key clones its array, and an octet
+        // JsonWebKey converts to one). A key type that overrides Key to hand out its own array would lose its key if that
+        // array were zeroed, so a second call tells the two apart: two different arrays are copies, both zeroed here.
+        byte[] again = GetKeyBytes(Key);
+        bool copies = !ReferenceEquals(keyBytes, again);
+        try
+        {
+            return new SplitKey(keyBytes.AsSpan(0, _halfKeySize).ToArray(), keyBytes.AsSpan(_halfKeySize, _halfKeySize).ToArray());
+        }
+        finally
+        {
+            if (copies)
+            {
+                CryptographicOperations.ZeroMemory(keyBytes);
+                CryptographicOperations.ZeroMemory(again);
+            }
+        }
+    }
+
+    private byte[] Tag(byte[] macKey, byte[] authenticatedData, byte[] iv, byte[] ciphertext)
+    {
+        using IncrementalHash hmac = IncrementalHash.CreateHMAC(_hmac, macKey);
+        hmac.AppendData(authenticatedData);
+        hmac.AppendData(iv);
+        hmac.AppendData(ciphertext);
+        Span<byte> lengthInBits = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64BigEndian(lengthInBits, 8L * authenticatedData.Length);
+        hmac.AppendData(lengthInBits);
+        Span<byte> mac = stackalloc byte[64];
+        _ = hmac.GetHashAndReset(mac);
+        return mac[.._halfKeySize].ToArray();
+    }
+
+    private static void ThrowIfNullOrEmpty(byte[]? value, string name)
+    {
+        if (value is null || value.Length == 0)
+        {
+            throw new ArgumentNullException(name);
+        }
+    }
+
+    private sealed record SplitKey(byte[] Mac, byte[] Aes);
+}
