@@ -389,6 +389,9 @@ internal static unsafe partial class Libcrypto
     public static partial void EVP_CIPHER_CTX_free(IntPtr ctx);
 
     [LibraryImport(Library)]
+    public static partial int EVP_CIPHER_CTX_reset(IntPtr ctx);
+
+    [LibraryImport(Library)]
     public static partial int EVP_CIPHER_CTX_set_padding(IntPtr ctx, int padding);
 
     [LibraryImport(Library)]

@@ -75,6 +75,14 @@ public class PerMessage
         CheckEveryKey(key => _native.Run(_keys[key], TestData.Iv, _plaintext, _destination), "the least native work");
     }
 
+    /// <summary>Prepares the subclass floor and checks it.</summary>
+    [GlobalSetup(Target = nameof(SubclassFloor))]
+    public void SetupSubclassFloor()
+    {
+        SubclassFloorAes.AllocateContext();
+        Setup(SubclassFloorAes.Create, "the subclass floor");
+    }
+
     /// <summary>Prepares BouncyCastle's CBC over its AES engine and checks it.</summary>
     [GlobalSetup(Target = nameof(BouncyCastle))]
     public void SetupBouncyCastle()
@@ -90,6 +98,7 @@ public class PerMessage
     {
         _kept?.Dispose();
         _native?.Dispose();
+        SubclassFloorAes.FreeContext();
     }
 
     /// <summary>Stock <c>Aes.Create()</c> (baseline).</summary>
@@ -107,6 +116,16 @@ public class PerMessage
     /// </summary>
     [Benchmark]
     public int LeastNativeWork() => _native!.Run(NextKey(), TestData.Iv, _plaintext, _destination);
+
+    /// <summary>
+    /// The least any <c>Aes</c> subclass over OpenSSL pays for the shape while keeping CachedAes's promise that no key
+    /// schedule outlives its use (<see cref="SubclassFloorAes"/>): the <c>Aes</c> base class doing what it does for every
+    /// subclass (constructor, key size check, IV copies, <c>Dispose</c>), the key in a field of the object with a
+    /// finalizer to zero it if dropped, and one keyless context keyed with the cipher, updated once and reset (cleansed)
+    /// per message. No native key memory, no cache, no concurrency guard.
+    /// </summary>
+    [Benchmark]
+    public int SubclassFloor() => Run(SubclassFloorAes.Create);
 
     /// <summary>
     /// BouncyCastle.Cryptography's CBC over its AES engine (<c>AesUtilities.CreateEngine()</c>: <c>AesEngine_X86</c>
@@ -198,6 +217,148 @@ public class PerMessage
         }
 
         _next = 0;
+    }
+
+    /// <summary>
+    /// An <c>Aes</c> that does nothing of its own beyond what every subclass and the native minimum need: the base
+    /// class's constructor, key size check and <c>Dispose</c>; the key kept in a field of the object (no allocation;
+    /// CachedAes cannot do this, the collector may move and copy such a field), zeroed on <c>Dispose</c> or, for an
+    /// instance or transform dropped without it, by a finalizer (as CachedAes's key owner is: one finalizable object per
+    /// key); and per AES-256-CBC encryption one keyless context keyed with the cipher, updated once and reset, so no
+    /// key schedule is left behind (what CachedAes's pooled contexts do per new key). One context for the process, used
+    /// by one thread at a time here (the benchmark is single-threaded). Only what the per-message shapes call is
+    /// implemented.
+    /// </summary>
+    private sealed unsafe class SubclassFloorAes : Aes
+    {
+        // Made by the benchmark's setup and freed by its cleanup (in the quick mode every benchmark runs in one process).
+        private static IntPtr s_ctx;
+        private KeyBytes _key;
+        private int _keyLength;
+
+        ~SubclassFloorAes() => ((Span<byte>)_key).Clear();
+
+        public static new SubclassFloorAes Create() => new();
+
+        public override byte[] Key
+        {
+            get => ((ReadOnlySpan<byte>)_key)[.._keyLength].ToArray();
+            set => SetKey(value);
+        }
+
+        // CachedAes's cheaper key size check (a new array without Array.Clone), so the floor is what CachedAes could reach.
+        public override KeySizes[] LegalKeySizes => [.. LegalKeySizesValue!];
+
+        public static void AllocateContext()
+        {
+            FreeContext();
+            s_ctx = Libcrypto.EVP_CIPHER_CTX_new();
+            if (s_ctx == IntPtr.Zero)
+            {
+                throw new CryptographicException("EVP_CIPHER_CTX_new failed.");
+            }
+        }
+
+        public static void FreeContext()
+        {
+            if (s_ctx != IntPtr.Zero)
+            {
+                Libcrypto.EVP_CIPHER_CTX_free(s_ctx);
+                s_ctx = IntPtr.Zero;
+            }
+        }
+
+        // The transform needs a key of its own (it outlives the instance): a copy, as stock's transforms make.
+        public override ICryptoTransform CreateEncryptor() => new Encryptor(Key, IV);
+
+        public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => new Encryptor((byte[])rgbKey.Clone(), rgbIV!);
+
+        public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
+
+        public override void GenerateIV() => IVValue = RandomNumberGenerator.GetBytes(16);
+
+        public override void GenerateKey() => SetKey(RandomNumberGenerator.GetBytes(KeySizeValue / 8));
+
+        protected override void SetKeyCore(ReadOnlySpan<byte> key)
+        {
+            key.CopyTo(_key);
+            _keyLength = key.Length;
+            KeySizeValue = 8 * key.Length;
+        }
+
+        protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
+        {
+            bytesWritten = Encrypt(((ReadOnlySpan<byte>)_key)[.._keyLength], iv, plaintext, destination);
+            return true;
+        }
+
+        protected override void Dispose(bool disposing)
+        {
+            ((Span<byte>)_key).Clear();
+            base.Dispose(disposing);
+        }
+
+        // One whole block of plaintext, PKCS7-padded to two.
+        private static int Encrypt(ReadOnlySpan<byte> key, ReadOnlySpan<byte> iv, ReadOnlySpan<byte> plaintext, Span<byte> destination)
+        {
+            Span<byte> padded = stackalloc byte[32];
+            plaintext.CopyTo(padded);
+            padded[16..].Fill(16);
+            fixed (byte* k = key)
+            fixed (byte* v = iv)
+            fixed (byte* input = padded)
+            fixed (byte* output = destination)
+            {
+                if (Libcrypto.EVP_CipherInit_ex(s_ctx, Libcrypto.Aes256Cbc, IntPtr.Zero, k, v, 1) != 1)
+                {
+                    throw new CryptographicException("EVP_CipherInit_ex failed.");
+                }
+
+                Libcrypto.Update(s_ctx, output, input, 32);
+                if (Libcrypto.EVP_CIPHER_CTX_reset(s_ctx) != 1)
+                {
+                    throw new CryptographicException("EVP_CIPHER_CTX_reset failed.");
+                }
+            }
+
+            return 32;
+        }
+
+        [System.Runtime.CompilerServices.InlineArray(32)]
+        private struct KeyBytes
+        {
+            private byte _first;
+        }
+
+        // The transform the Learn sample shape makes: it keeps its own copies of the key and IV.
+        private sealed class Encryptor(byte[] key, byte[] iv) : ICryptoTransform
+        {
+            ~Encryptor() => CryptographicOperations.ZeroMemory(key);
+
+            public int InputBlockSize => 16;
+
+            public int OutputBlockSize => 16;
+
+            public bool CanTransformMultipleBlocks => true;
+
+            public bool CanReuseTransform => true;
+
+            public int TransformBlock(byte[] inputBuffer, int inputOffset, int inputCount, byte[] outputBuffer, int outputOffset) =>
+                throw new NotSupportedException();
+
+            public byte[] TransformFinalBlock(byte[] inputBuffer, int inputOffset, int inputCount)
+            {
+                byte[] output = new byte[32];
+                Encrypt(key, iv, inputBuffer.AsSpan(inputOffset, inputCount), output);
+                return output;
+            }
+
+            public void Dispose()
+            {
+                CryptographicOperations.ZeroMemory(key);
+                GC.SuppressFinalize(this);
+            }
+        }
     }
 
     /// <summary>One OpenSSL AES-256-CBC encryption context keyed once; each message re-keys it and encrypts.</summary>
