@@ -119,6 +119,47 @@ public static unsafe partial class OpenSslPoolTests
         Assert.Equal(0, InUse(backend));
     }
 
+    [OpenSslFact]
+    public static void Each_gen2_collection_runs_the_pools_callback_and_an_unused_pool_is_collected()
+    {
+        // The callback (a finalizer that re-registers itself) stamps the pool's clock at every gen-2 collection: a
+        // context returned after a forced collection records a time no earlier than just before it.
+        OpenSslBackend backend = NewBackend();
+        System.Threading.Thread.Sleep(30); // the pool's clock starts at its creation: later readings differ from it
+        long beforeCollection = Environment.TickCount64;
+        long stamped = 0;
+        for (int i = 0; i < 3 && stamped < beforeCollection; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+            aes.EncryptEcb(new byte[16], PaddingMode.None);
+            aes.Dispose();
+            OpenSslCipher pooled = backend.Pool.TryRent()!;
+            stamped = pooled.IdleSince;
+            Assert.True(backend.Pool.TryReturn(pooled));
+        }
+
+        Assert.True(stamped >= beforeCollection, $"idle since {stamped}, collection at {beforeCollection} or later");
+        Assert.Equal(1, backend.Pool.Trim(0));
+
+        // The callback holds its pool weakly: a pool nobody uses is collected, and the callbacks after that (which then
+        // find no pool and stop) neither keep it alive nor fail.
+        WeakReference unused = DropABackend();
+        for (int i = 0; i < 5 && unused.IsAlive; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        Assert.False(unused.IsAlive);
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static WeakReference DropABackend() => new(NewBackend().Pool);
+
     // Contexts that hold a key: every native context of the backend that is not waiting, keyless, in its pool.
     private static int InUse(OpenSslBackend backend) => backend.Pool.LiveContexts - backend.Pool.Count;
 
