@@ -44,7 +44,7 @@ internal static class Layers
         new("handle", "BlockCipher.TryTransform from the backend: a virtual call, the raw-context update without GC transition, the never-reset CBC fix-up in the handle; encrypt copies the padded plaintext in first, as the one-shot does",
             f => f.HandleCall()),
 
-        new("lease", "KeyEpoch.Rent and HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one interlocked exchange, one store, the retirement check)",
+        new("lease", "InstanceKey.Rent and HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one interlocked exchange, one store, the retirement check)",
             f => f.LeaseCall()),
 
         new("oneshot", "the one-shot's length checks, then OneShot.Encrypt/Decrypt on the leased handle: copy and PKCS7 pad or unpad (vectorised), failure hygiene",
@@ -295,11 +295,25 @@ internal sealed unsafe class Fixture : IDisposable
     /// <summary>What a CachedAes holds for its key: the current epoch (in a field, as the lease protocol needs) and the backend.</summary>
     private sealed class KeyHolder(byte[] key) : IDisposable
     {
-        private KeyEpoch? _epoch = new(key, heldByInstance: true);
+        private InstanceKey _key = Keyed(key);
 
         public HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
-            KeyEpoch.Rent(ref _epoch, ProcessBackend.Current, 256, mode, encrypting);
+            _key.Rent(ProcessBackend.Current, 256, mode, encrypting);
 
-        public void Dispose() => KeyEpoch.Clear(ref _epoch);
+        public void Dispose()
+        {
+            _key.Enter();
+            _key.Release();
+            _key.Exit();
+        }
+
+        private static InstanceKey Keyed(byte[] key)
+        {
+            var instanceKey = default(InstanceKey);
+            instanceKey.Enter();
+            instanceKey.Replace(key);
+            instanceKey.Exit();
+            return instanceKey;
+        }
     }
 }

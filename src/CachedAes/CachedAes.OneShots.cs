@@ -50,7 +50,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using StockLease stock = KeyEpoch.RentStock(ref _key, KeySizeValue);
+        using StockLease stock = _key.RentStock(KeySizeValue);
         return stock.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
@@ -59,7 +59,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using StockLease stock = KeyEpoch.RentStock(ref _key, KeySizeValue);
+        using StockLease stock = _key.RentStock(KeySizeValue);
         return stock.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 

@@ -1,6 +1,5 @@
 using System;
 using System.Security.Cryptography;
-using System.Threading;
 using CachedCryptography.Core;
 using CachedCryptography.Core.Transforms;
 using CachedCryptography.Seam;
@@ -75,20 +74,23 @@ public sealed partial class CachedAes
             return CreateStockTransformWithOwnKey(encrypting);
         }
 
-        // Stock reads the IV property here, which generates an IV if none was set (even for ECB, which ignores it).
-        if (IVValue is null)
+        // Under the lifecycle lock: the transform becomes a holder of the current key (generated first if there is none),
+        // which no key change or Dispose can release meanwhile, and reads the IV Dispose would clear. Stock reads the IV
+        // property here, which generates an IV if none was set (even for ECB, which ignores it).
+        KeyEpoch epoch;
+        Span<byte> iv = stackalloc byte[BlockCipher.BlockSize];
+        _key.Enter();
+        try
         {
-            GenerateIV();
+            (IVValue ??= RandomNumberGenerator.GetBytes(BlockCipher.BlockSize)).CopyTo(iv);
+            epoch = _key.HoldCurrent(KeySizeValue);
+        }
+        finally
+        {
+            _key.Exit();
         }
 
-        KeyEpoch epoch = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
-        while (!epoch.TryAddHolder())
-        {
-            // Replaced and released since it was read: the new key is the instance's key now.
-            epoch = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
-        }
-
-        return NewTransform(epoch, mode, IVValue, encrypting);
+        return NewTransform(epoch, mode, iv, encrypting);
     }
 
     private ICryptoTransform CreateTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
@@ -117,17 +119,18 @@ public sealed partial class CachedAes
 
         // The instance's own key (CreateEncryptor(aes.Key, aes.IV)): its epoch, so the transform uses the cached handles.
         // An instance with no key yet has none to match. Any other key: an epoch of the transform's own.
-        if (Volatile.Read(ref _key) is { } current && current.TryAddHolder())
+        KeyEpoch? current;
+        _key.Enter();
+        try
         {
-            if (current.HasKey(rgbKey))
-            {
-                return NewTransform(current, mode, rgbIV, encrypting);
-            }
-
-            current.RemoveHolder();
+            current = _key.TryHoldIfKey(rgbKey);
+        }
+        finally
+        {
+            _key.Exit();
         }
 
-        return NewTransform(new KeyEpoch(rgbKey, heldByInstance: false), mode, rgbIV, encrypting);
+        return NewTransform(current ?? new KeyEpoch(rgbKey, heldByInstance: false), mode, rgbIV, encrypting);
     }
 
     // The transform holds `epoch` (the caller made it a holder) and lets go of it when disposed.
@@ -150,8 +153,9 @@ public sealed partial class CachedAes
     // and IV, so it is independent of that instance and of this one afterwards.
     private ICryptoTransform CreateStockTransformWithOwnKey(bool encrypting)
     {
+        byte[] iv = CopyIV();
         using StockLease stock = LeaseStock();
-        stock.Aes.IV = IV;
+        stock.Aes.IV = iv;
         return encrypting ? stock.Aes.CreateEncryptor() : stock.Aes.CreateDecryptor();
     }
 
@@ -161,9 +165,24 @@ public sealed partial class CachedAes
         return encrypting ? stock.Aes.CreateEncryptor(rgbKey, rgbIV) : stock.Aes.CreateDecryptor(rgbKey, rgbIV);
     }
 
+    // The IV (generated first if none was set, as stock's IV property does), read under the lifecycle lock so that a
+    // Dispose on another thread clears it before or after, never while it is read.
+    private byte[] CopyIV()
+    {
+        _key.Enter();
+        try
+        {
+            return (byte[])(IVValue ??= RandomNumberGenerator.GetBytes(BlockCipher.BlockSize)).Clone();
+        }
+        finally
+        {
+            _key.Exit();
+        }
+    }
+
     private StockLease LeaseStock()
     {
-        StockLease stock = KeyEpoch.RentStock(ref _key, KeySizeValue);
+        StockLease stock = _key.RentStock(KeySizeValue);
         stock.Aes.Mode = Mode;
         stock.Aes.Padding = Padding;
         stock.Aes.FeedbackSize = FeedbackSize;

@@ -22,10 +22,12 @@ namespace CachedCryptography;
 /// <see cref="Aes.DecryptKeyWrapPadded(ReadOnlySpan{byte})"/>.
 /// </para>
 /// <para>
-/// <b>Threads.</b> Everything stock allows from several threads at once works the same way here, without locks and
-/// without waiting. A native handle is used by one call at a time; a call that finds the cached handle busy takes
-/// another from a small per-instance set, created on demand, that keeps at most one handle per processor (64 at most)
-/// for each mode and direction (beyond that, a call uses a handle of its own and frees it afterwards). A key change
+/// <b>Threads.</b> Everything stock allows from several threads at once works the same way here. Calls take no lock
+/// and never wait; key changes, <see cref="SymmetricAlgorithm.Dispose()"/> and the making of a transform take a short
+/// per-instance lock, so that they take turns. A native handle is used by one call at a time; a call that finds the
+/// cached handle busy takes another from a small per-instance set, created on demand, that keeps at most one handle
+/// per processor (64 at most) for each mode and direction (beyond that, a call uses a handle of its own and frees it
+/// afterwards). A key change
 /// (<see cref="Key"/>, <see cref="SymmetricAlgorithm.SetKey(ReadOnlySpan{byte})"/>, <see cref="KeySize"/>,
 /// <see cref="GenerateKey"/>) is atomic: no call that starts after it returns uses an older key, while calls already
 /// running finish with the key they started with, as on stock; the handles made with the old key are released as
@@ -44,9 +46,9 @@ public sealed partial class CachedAes : Aes
     // The library that makes this instance's handles: the process's choice, or a test's own backend.
     private readonly CipherBackend _backend;
 
-    // The current key and the native handles made with it; null until a key is set or first needed, and after Dispose.
-    // Rewritten in place by a key change while the instance alone holds it, replaced otherwise (see KeyEpoch).
-    private KeyEpoch? _key;
+    // The current key and the native handles made with it (none until a key is set or first needed, and after Dispose),
+    // and the lock every lifecycle operation takes (see InstanceKey). Used by reference: never copied.
+    private InstanceKey _key;
 
     /// <summary>Creates an instance with a 256-bit key generated on first use, like <see cref="Aes.Create()"/>.</summary>
     public CachedAes()
@@ -77,29 +79,7 @@ public sealed partial class CachedAes : Aes
     /// <exception cref="CryptographicException">The key set is null or not 16, 24 or 32 bytes long.</exception>
     public override byte[] Key
     {
-        [SkipLocalsInit] // CopyKey writes the copy before it is read
-        get
-        {
-            Span<byte> copy = stackalloc byte[KeyEpoch.MaxKeyLength];
-            while (true)
-            {
-                KeyEpoch key = KeyEpoch.CurrentOrGenerated(ref _key, KeySizeValue);
-                if (key.TryAddRef())
-                {
-                    try
-                    {
-                        return copy[..key.CopyKey(copy, out _)].ToArray();
-                    }
-                    finally
-                    {
-                        CryptographicOperations.ZeroMemory(copy);
-                        key.DangerousRelease();
-                    }
-                }
-
-                // Replaced and released after it was read: read the new key.
-            }
-        }
+        get => _key.CopyKey(KeySizeValue);
 
         // Like stock, a null key is an invalid key size (CryptographicException), not an ArgumentNullException.
         set => SetKey(value);
@@ -121,8 +101,16 @@ public sealed partial class CachedAes : Aes
         get => base.KeySize;
         set
         {
-            base.KeySize = value;
-            KeyEpoch.Clear(ref _key);
+            _key.Enter();
+            try
+            {
+                base.KeySize = value;
+                _key.Release();
+            }
+            finally
+            {
+                _key.Exit();
+            }
         }
     }
 
@@ -133,8 +121,16 @@ public sealed partial class CachedAes : Aes
         Span<byte> key = stackalloc byte[KeyEpoch.MaxKeyLength];
         key = key[..(KeySizeValue / 8)];
         RandomNumberGenerator.Fill(key);
-        KeyEpoch.SetKey(ref _key, key);
-        CryptographicOperations.ZeroMemory(key);
+        _key.Enter();
+        try
+        {
+            _key.Replace(key);
+        }
+        finally
+        {
+            _key.Exit();
+            CryptographicOperations.ZeroMemory(key);
+        }
     }
 
     /// <summary>Replaces <see cref="SymmetricAlgorithm.IV"/> with a random 16-byte value.</summary>
@@ -144,8 +140,16 @@ public sealed partial class CachedAes : Aes
     /// <remarks>Validated by the base class; replaces the key and releases the native handles made with the old one.</remarks>
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
-        KeySizeValue = checked(8 * key.Length);
-        KeyEpoch.SetKey(ref _key, key);
+        _key.Enter();
+        try
+        {
+            KeySizeValue = checked(8 * key.Length);
+            _key.Replace(key);
+        }
+        finally
+        {
+            _key.Exit();
+        }
     }
 
     /// <summary>
@@ -155,15 +159,27 @@ public sealed partial class CachedAes : Aes
     /// <param name="disposing">True when called from <see cref="SymmetricAlgorithm.Dispose()"/>.</param>
     protected override void Dispose(bool disposing)
     {
-        if (disposing)
+        if (!disposing)
         {
-            KeyEpoch.Clear(ref _key);
+            base.Dispose(disposing);
+            return;
         }
 
-        base.Dispose(disposing);
+        // Under the lifecycle lock, so that a transform made on another thread reads the IV before or after the base
+        // class clears it, never in between.
+        _key.Enter();
+        try
+        {
+            _key.Release();
+            base.Dispose(disposing);
+        }
+        finally
+        {
+            _key.Exit();
+        }
     }
 
     // A handle for `mode` and direction with the current key, held until the lease is disposed.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => KeyEpoch.Rent(ref _key, _backend, KeySizeValue, mode, encrypting);
+    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(_backend, KeySizeValue, mode, encrypting);
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.Versioning;
@@ -7,13 +8,14 @@ using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Finalization;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Tests.Lifecycle;
 
 [assembly: SupportedOSPlatform("linux")]
 
 namespace CachedCryptography.Stress;
 
 /// <summary>
-/// <c>CachedAes.Stress [stress STEPS | SHAPE ITERATIONS]</c> over the OpenSSL backend; exits 0 only when every output
+/// <c>CachedAes.Stress [stress STEPS | SHAPE ITERATIONS | lifecycle SECONDS OPS]</c> over the OpenSSL backend; exits 0 only when every output
 /// matched stock and every native context made was freed or pooled.
 /// <list type="bullet">
 /// <item><c>stress STEPS</c> (the default, 300): <see cref="FinalizationStress"/> on 4 threads, STEPS steps each.</item>
@@ -23,6 +25,10 @@ namespace CachedCryptography.Stress;
 /// 100,000th output is compared with stock.</item>
 /// <item><c>never-disposed</c> ITERATIONS: a new instance per iteration, keyed, one CBC encryption, dropped without
 /// <c>Dispose</c> (as IdentityModel drops its key-wrap providers): the collector finalizes every one.</item>
+/// <item><c>lifecycle SECONDS OPS</c>: <see cref="LifecycleRaces"/> for SECONDS seconds, OPS a comma-separated list of
+/// <see cref="LifecycleOp"/> names (<c>SetKey,SetKey</c>: two key setters; <c>SetKey,Dispose</c>: setters racing
+/// <c>Dispose</c> with replacement) or <c>all</c>; each on two threads (<c>CACHEDAES_STRESS_THREADS_PER_OP</c> changes
+/// that).</item>
 /// </list>
 /// </summary>
 internal static class Program
@@ -40,7 +46,12 @@ internal static class Program
         var openSsl = (OpenSslBackend)raw;
         var counted = new CountingBackend(openSsl);
         var clock = Stopwatch.StartNew();
-        string? failure = mode == "stress" ? Stress(counted, (int)count) : Shape(counted, mode, count);
+        string? failure = mode switch
+        {
+            "stress" => Stress(counted, (int)count),
+            "lifecycle" => Lifecycle(counted, args.Length > 2 ? args[2] : "all", count),
+            _ => Shape(counted, mode, count),
+        };
         FinalizationStress.CollectEverything();
 
         // Every handle made was given back or freed, and natively only the pool's keyless contexts remain.
@@ -57,6 +68,16 @@ internal static class Program
     private static string? Stress(CipherBackend backend, int steps)
     {
         FinalizationStress.Outcome outcome = FinalizationStress.Run(backend, threads: 4, steps, includeCfb: true);
+        return outcome.Failures.Count == 0 ? null : $"{outcome.Failures.Count} failures, the first: {outcome.Failures[0]}";
+    }
+
+    private static string? Lifecycle(CipherBackend backend, string ops, long seconds)
+    {
+        IReadOnlyList<LifecycleOp> races = ops == "all" ? LifecycleRaces.AllOps : LifecycleRaces.Parse(ops);
+        int threadsPerOp = int.TryParse(Environment.GetEnvironmentVariable("CACHEDAES_STRESS_THREADS_PER_OP"), out int n) ? n : 2;
+        LifecycleRaces.Outcome outcome = LifecycleRaces.Run(backend, races, TimeSpan.FromSeconds(seconds), threadsPerOp);
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"lifecycle {string.Join(',', races)}: {threadsPerOp} threads each, {outcome.Operations} operations, {outcome.UnchosenKeyOutputs} outputs under keys nobody chose"));
         return outcome.Failures.Count == 0 ? null : $"{outcome.Failures.Count} failures, the first: {outcome.Failures[0]}";
     }
 

@@ -246,7 +246,7 @@ public sealed class HandleOwnershipTests
 
         // Dispose releases the epoch: its memory is zeroed and freed.
         cached.Dispose();
-        Assert.True(first.IsRetired);
+        Assert.True(first.IsReleased);
         Assert.True(first.KeyMemoryReleased);
     }
 
@@ -254,24 +254,29 @@ public sealed class HandleOwnershipTests
     public void A_stock_instance_is_lent_again_while_its_key_lasts_and_released_when_given_back_after_a_key_change()
     {
         byte[] key = Enumerable.Range(0, 16).Select(i => (byte)(0x90 + i)).ToArray();
-        KeyEpoch? current = new(key, heldByInstance: true);
-        KeyEpoch first = current;
+        var current = default(InstanceKey);
+        current.Enter();
+        current.Replace(key);
+        current.Exit();
+        KeyEpoch first = current.Epoch!;
 
         // The instance given back is the one the next caller gets (the slot is empty while it is out).
         Aes lent;
-        using (StockLease earlier = KeyEpoch.RentStock(ref current, 128))
+        using (StockLease earlier = current.RentStock(128))
         {
             lent = earlier.Aes;
         }
 
-        StockLease lease = KeyEpoch.RentStock(ref current, 128);
+        StockLease lease = current.RentStock(128);
         Aes held = lease.Aes;
         Assert.Same(lent, held);
         Assert.Null(first.CachedStock);
         Assert.Equal(key, held.Key);
 
-        // The key changes while the instance is out; given back, it is disposed instead of kept by the retired epoch.
-        KeyEpoch.Clear(ref current);
+        // The key is released while the instance is out; given back, it is disposed instead of kept by the retired epoch.
+        current.Enter();
+        current.Release();
+        current.Exit();
         lease.Dispose();
         Assert.Null(first.CachedStock);
         Assert.NotEqual(key, held.Key);

@@ -21,25 +21,30 @@ namespace CachedCryptography.Core;
 /// A call takes a handle only if its version is the epoch's current one (<see cref="Version"/>), and a handle that comes
 /// back with an older version (its call began before a key change rewrote the key) is given up instead of cached. So a
 /// call that starts after a key change never sees a handle of an older key, and one in flight finishes with the key it
-/// started with. A key change re-keys or gives up every idle handle at once (<see cref="SweepHandles"/>).</para>
+/// started with. A key change re-keys or gives up every idle handle at once (<see cref="SweepHandles"/>), and no handle of
+/// the old key is left in a slot once both the key change and the calls that were in flight have returned (the
+/// ordering argument below).</para>
 /// <para><b>One thread, then several.</b> An epoch used by one thread at a time keeps one slot per mode and direction
 /// inline. The first time a caller finds that slot reserved, the epoch switches for good to shared slots: an array with
 /// one slot per processor (64 at most) for each mode and direction, each slot on a cache line of its own, and each
 /// thread starting at a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a
 /// cache line that another thread reads on every call (the inline slots sit beside the fields every call reads). A
 /// caller that finds every shared slot reserved uses a handle of its own for the call.</para>
-/// <para><b>Release, and why a returned handle is never stranded.</b> Once the last holder has let go (the holder
-/// state reaches zero, see <c>KeyEpoch.Holders.cs</c>) all that is left is to give up the epoch's handles promptly. Two
-/// parties race: a caller giving a handle back stores it in its slot and then reads the holder count
-/// (<see cref="Return"/>); the release brings the count to zero with a full fence and then sweeps the slots
-/// (<see cref="ReleaseIdleHandles"/>). If the sweep finds the handle, it gives it up; if the caller sees the count at zero,
-/// it takes the handle back out and gives it up (whichever empties the slot first gives it up). A slot the sweep reads as
-/// empty or idle can only be reserved later, by an interlocked exchange that follows the fenced decrement, so that
-/// caller's later read sees zero. The one gap is a slot the sweep finds reserved: the caller's plain store may still sit
-/// in its processor's store buffer while its read of the count is already satisfied, so both sides miss. For that case
-/// alone (a call in flight during the release) the sweep issues <see cref="Interlocked.MemoryBarrierProcessWide"/>, which
-/// makes every processor's earlier stores visible and orders its later reads after the decrement, and sweeps again.
-/// Should a handle still be missed, it stays owned by the epoch and is freed with it.</para>
+/// <para><b>Release and key change, and why a returned handle is never stranded.</b> Two events make a cached handle
+/// unwanted: the last holder lets go (the holder state reaches zero, see <c>KeyEpoch.Holders.cs</c>), or a key change
+/// rewrites the key (the version moves on). Each is published with a full fence and then followed by a sweep of the
+/// slots (<see cref="SweepUntilSettled"/>). Two parties race: a caller giving a handle back stores it in its slot and
+/// then reads the holder state and the version (<see cref="Return"/>, <see cref="IsStale"/>); the release or key change
+/// publishes its new value and then sweeps. If the sweep finds the handle, it gives it up (or re-keys it); if the caller
+/// sees the new value, it takes the handle back out and gives it up (whichever empties the slot first owns the handle).
+/// A slot the sweep reads as empty or idle can only be reserved later, by an interlocked exchange that follows the
+/// fenced publication, so that caller's later reads see the new value. The one gap is a slot the sweep finds reserved:
+/// the caller's plain store may still sit in its processor's store buffer while its reads are already satisfied, so
+/// both sides miss. For that case alone (a call in flight during the release or key change) the sweep issues
+/// <see cref="Interlocked.MemoryBarrierProcessWide"/>, which makes every processor's earlier stores visible and orders
+/// its later reads after the publication, and sweeps again. A caller that stores after that barrier reads the new value.
+/// A handle that is nevertheless missed (a call that reserved a slot and has not returned yet) is given up by that caller
+/// when it returns, or, if the epoch is dropped, freed with it.</para>
 /// <para><b>Bounds.</b> At most <see cref="HandlesPerMode"/> handles per mode and direction stay cached (the processor
 /// count, at least 1, at most 64), one per slot; a handle is made only by a caller that reserved an empty slot or found
 /// every slot reserved, so with k callers at once no more than k handles per mode and direction are kept.</para>
@@ -81,18 +86,6 @@ internal sealed partial class KeyEpoch
         }
     }
 
-    /// <summary>
-    /// Takes a handle for <paramref name="mode"/> and direction keyed with the key of the epoch in
-    /// <paramref name="current"/> (generated first if there is none): the cached one, a spare, or a new one made by
-    /// <paramref name="backend"/>. Dispose the lease to give it back.
-    /// </summary>
-    /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static HandleLease Rent(ref KeyEpoch? current, CipherBackend backend, int keySizeBits, BlockCipherMode mode, bool encrypting) =>
-        CurrentOrGenerated(ref current, keySizeBits).TryRent(mode, encrypting, backend, out HandleLease lease)
-            ? lease
-            : RentAfterKeyChange(ref current, backend, keySizeBits, mode, encrypting);
-
     /// <summary>How many handles for <paramref name="mode"/> and direction are cached and not in use right now (a test seam).</summary>
     internal int CachedCount(BlockCipherMode mode, bool encrypting)
     {
@@ -103,6 +96,19 @@ internal sealed partial class KeyEpoch
             {
                 count += IsHandle(shared[SharedIndex(mode, encrypting, i)]) ? 1 : 0;
             }
+        }
+
+        return count;
+    }
+
+    /// <summary>How many idle handles in the slots were keyed with an older version of the key (a test seam).</summary>
+    internal int CachedWithOlderKey()
+    {
+        int version = Version;
+        int count = 0;
+        foreach (BlockCipher? held in (BlockCipher?[])[_ecbEncrypt, _ecbDecrypt, _cbcEncrypt, _cbcDecrypt, .. Volatile.Read(ref _shared) ?? []])
+        {
+            count += IsHandle(held) && held!.KeyVersion != version ? 1 : 0;
         }
 
         return count;
@@ -126,8 +132,9 @@ internal sealed partial class KeyEpoch
         {
             Volatile.Write(ref slot, cipher);
 
-            // The half of the ordering argument (see the remarks) on this side: store, then read the holder count.
-            if (IsReleased)
+            // The half of the ordering argument (see the remarks) on this side: store, then read the holder count and
+            // the key version. A release or a key change that the sweep made without seeing the handle is seen here.
+            if (IsStale(cipher))
             {
                 ReleaseFromSlot(ref slot, cipher, HandleDisposal.Release);
             }
@@ -143,7 +150,7 @@ internal sealed partial class KeyEpoch
     /// before a handle could be made with its key (the caller then uses the instance's new epoch).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TryRent(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
+    internal bool TryRent(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
     {
         if (_shared is not null)
         {
@@ -160,20 +167,6 @@ internal sealed partial class KeyEpoch
         }
 
         return TryRentInlineSlow(ref slot, held, mode, encrypting, backend, out lease);
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static HandleLease RentAfterKeyChange(ref KeyEpoch? current, CipherBackend backend, int keySizeBits, BlockCipherMode mode, bool encrypting)
-    {
-        // The epoch read was retired and released before a handle could be made with its key: a key change overtook
-        // this call, which then takes the new key (the old one no longer exists).
-        while (true)
-        {
-            if (CurrentOrGenerated(ref current, keySizeBits).TryRent(mode, encrypting, backend, out HandleLease lease))
-            {
-                return lease;
-            }
-        }
     }
 
     // The inline slot was empty or held a handle of an older key (this caller now holds its reservation either way), or
@@ -342,8 +335,9 @@ internal sealed partial class KeyEpoch
             if (Volatile.Read(ref free) is null
                 && Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref free), cipher, null) is null)
             {
-                // The compare-exchange is a full fence, so this read cannot miss a release that missed the handle.
-                if (IsReleased)
+                // The compare-exchange is a full fence, so these reads cannot miss a release or key change that missed the
+                // handle.
+                if (IsStale(cipher))
                 {
                     ReleaseFromSlot(ref free, cipher, HandleDisposal.Release);
                 }
@@ -390,8 +384,9 @@ internal sealed partial class KeyEpoch
             return;
         }
 
-        // The compare-exchange is a full fence: a release that missed the handle is seen here (the ordering argument).
-        if (IsReleased)
+        // The compare-exchange is a full fence: a release or key change that missed the handle is seen here (the ordering
+        // argument).
+        if (IsStale(cipher))
         {
             ReleaseFromSlot(ref slot, cipher, HandleDisposal.Release);
         }
@@ -411,15 +406,16 @@ internal sealed partial class KeyEpoch
         return ref Unsafe.NullRef<BlockCipher?>();
     }
 
-    // Empties every slot that holds a handle (the release's half of the ordering argument in the remarks). The idle
-    // handles move to `next`, re-keyed with `nextKey`, when there is one.
-    private void ReleaseIdleHandles(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    // Disposes of every idle handle as `disposal` says, after a release or a key change whose full fence made it visible
+    // (their half of the ordering argument in the remarks): a sweep, and when it found a slot reserved by a call in
+    // flight, a process-wide barrier and a second sweep, so that a handle the caller stored without seeing the change is
+    // found now.
+    private void SweepUntilSettled(HandleDisposal disposal, KeyEpoch? target, ReadOnlySpan<byte> key, int version)
     {
-        HandleDisposal disposal = next is null ? HandleDisposal.Release : HandleDisposal.MoveOrRelease;
-        if (SweepHandles(disposal, next, nextKey, 0))
+        if (SweepHandles(disposal, target, key, version))
         {
             Interlocked.MemoryBarrierProcessWide();
-            SweepHandles(disposal, next, nextKey, 0);
+            SweepHandles(disposal, target, key, version);
         }
     }
 
@@ -489,10 +485,24 @@ internal sealed partial class KeyEpoch
 
         if (held.KeyVersion != version)
         {
-            if (!held.Used || !held.TryRekey(key))
+            bool rekeyed = false;
+            try
             {
-                Volatile.Write(ref slot, null);
-                GiveBack(held);
+                rekeyed = held.Used && held.TryRekey(key);
+            }
+            finally
+            {
+                if (!rekeyed)
+                {
+                    // Not used since it was keyed, or the backend cannot re-key it (or threw): its slot is freed and the
+                    // handle given back, so neither stays with the old key's schedule.
+                    Volatile.Write(ref slot, null);
+                    GiveBack(held);
+                }
+            }
+
+            if (!rekeyed)
+            {
                 return;
             }
 
@@ -572,8 +582,10 @@ internal sealed partial class KeyEpoch
         Unsafe.AreSame(ref slot, ref _ecbEncrypt) || Unsafe.AreSame(ref slot, ref _ecbDecrypt)
         || Unsafe.AreSame(ref slot, ref _cbcEncrypt) || Unsafe.AreSame(ref slot, ref _cbcDecrypt);
 
-    /// <summary>True once neither the instance nor any transform holds the epoch (see <c>KeyEpoch.cs</c>).</summary>
-    private bool IsReleased => (Volatile.Read(ref _state) & ~Writing) == 0;
+    // A handle just put back into a slot that must not stay there: the epoch was released, or its key changed, after the
+    // caller checked (the reads follow the caller's store; see the ordering argument in the remarks).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool IsStale(BlockCipher cipher) => IsReleased || cipher.KeyVersion != Volatile.Read(ref _version);
 
     private static int SharedIndex(BlockCipherMode mode, bool encrypting, int i) =>
         ((((int)mode * 2) + (encrypting ? 0 : 1)) * HandlesPerMode + i + 1) * SharedStride;

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Seam;
@@ -15,39 +16,20 @@ namespace CachedCryptography.Core;
 internal sealed partial class KeyEpoch
 {
     /// <summary>
-    /// Makes the caller (a transform) a holder; false if the epoch was already released (the caller then reads the
-    /// instance's new one). Waits out a key rewrite in progress, so a holder never sees the key change under it.
+    /// Makes the caller (a transform being made) a holder. Called under the instance's lifecycle lock on its current
+    /// epoch, which the instance holds, so the epoch cannot be released meanwhile.
     /// </summary>
-    public bool TryAddHolder()
+    public void AddHolder()
     {
-        var spinner = default(SpinWait);
-        long state = Volatile.Read(ref _state);
-        while ((state & ~Writing) != 0)
-        {
-            if ((state & Writing) != 0)
-            {
-                spinner.SpinOnce();
-                state = Volatile.Read(ref _state);
-                continue;
-            }
-
-            long seen = Interlocked.CompareExchange(ref _state, state + OneTransform, state);
-            if (seen == state)
-            {
-                return true;
-            }
-
-            state = seen;
-        }
-
-        return false;
+        long state = Interlocked.Add(ref _state, OneTransform);
+        Debug.Assert((state & InstanceHolds) != 0);
     }
 
     /// <summary>A transform lets go (once); the last holder releases the epoch. Never called from a finalizer.</summary>
     public void RemoveHolder()
     {
         // A full fence: the release is visible before the sweep reads a single slot (see KeyEpoch.Handles.cs).
-        if ((Interlocked.Add(ref _state, -OneTransform) & ~Writing) == 0)
+        if (Interlocked.Add(ref _state, -OneTransform) == 0)
         {
             ReleaseAll(null, default);
         }
@@ -55,9 +37,25 @@ internal sealed partial class KeyEpoch
 
     /// <summary>
     /// Whether this epoch's key is <paramref name="key"/>, compared in constant time (only the lengths are compared
-    /// openly). The caller is a transform holding the epoch (so the key cannot be rewritten under it).
+    /// openly). Called under the instance's lifecycle lock, so the key is not rewritten meanwhile; false if the epoch
+    /// is already released.
     /// </summary>
-    public bool HasKey(ReadOnlySpan<byte> key) => key.Length == _length && CryptographicOperations.FixedTimeEquals(key, DangerousKey);
+    public bool HasKey(ReadOnlySpan<byte> key)
+    {
+        if (!TryAddRef())
+        {
+            return false;
+        }
+
+        try
+        {
+            return key.Length == _length && CryptographicOperations.FixedTimeEquals(key, DangerousKey);
+        }
+        finally
+        {
+            DangerousRelease();
+        }
+    }
 
     /// <summary>
     /// For a holder: a handle from this epoch's slots, made with its key if none is free. Dispose the lease to give it back.

@@ -19,33 +19,26 @@ internal sealed partial class KeyEpoch
     private StockAes? _stock;
 
     /// <summary>
-    /// Takes the stock instance holding the key of the epoch in <paramref name="current"/> (generated first if there is
-    /// none), made now if none is cached. Dispose the lease to give it back.
+    /// Takes the stock instance holding this epoch's key, made now if none is cached; false when the epoch was released
+    /// before one could be made with its key (the caller then takes the instance's new key). Dispose the lease to give
+    /// it back.
     /// </summary>
-    public static StockLease RentStock(ref KeyEpoch? current, int keySizeBits)
+    public bool TryRentStock(out StockLease lease)
     {
-        while (true)
+        StockAes? stock = Interlocked.Exchange(ref _stock, null);
+        if (stock is not null && stock.KeyVersion != Version)
         {
-            KeyEpoch epoch = CurrentOrGenerated(ref current, keySizeBits);
-            StockAes? stock = Interlocked.Exchange(ref epoch._stock, null);
-            if (stock is not null && stock.KeyVersion != epoch.Version)
-            {
-                // Made before a key rewrite whose sweep has not reached it yet.
-                stock.Release();
-                stock = null;
-            }
-
-            stock ??= epoch.TryCreateStock();
-            if (stock is not null)
-            {
-                return new StockLease(epoch, stock);
-            }
-
-            // Retired and released before an instance could be made with its key: take the new key.
+            // Made before a key rewrite whose sweep has not reached it yet.
+            stock.Release();
+            stock = null;
         }
+
+        stock ??= TryCreateStock();
+        lease = stock is null ? default : new StockLease(this, stock);
+        return stock is not null;
     }
 
-    /// <summary>Gives back an instance taken by <see cref="RentStock"/> (called by <see cref="StockLease.Dispose"/>).</summary>
+    /// <summary>Gives back an instance taken by <see cref="TryRentStock"/> (called by <see cref="StockLease.Dispose"/>).</summary>
     internal void ReturnStock(StockAes stock)
     {
         if (!IsReleased && stock.KeyVersion == Version && Interlocked.CompareExchange(ref _stock, stock, null) is null)

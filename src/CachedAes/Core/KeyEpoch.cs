@@ -22,30 +22,33 @@ namespace CachedCryptography.Core;
 /// with it. When the last holder lets go, the epoch is released: its handles go back to the backend as soon as no call
 /// uses them, and the key memory is zeroed and freed. A transform that is dropped without <c>Dispose</c> never lets go;
 /// its epoch is then freed by the finalizer once nothing references it.</para>
-/// <para><b>Key changes.</b> While the instance is the only holder, a key change rewrites the epoch in place
-/// (<see cref="SetKey"/>): the new key overwrites the old one, the key's <see cref="Version"/> moves on, and the idle
+/// <para><b>Key changes</b>, and every other change of holders by the instance, happen under the instance's lifecycle
+/// lock (<see cref="InstanceKey"/>), so at most one of them runs on an epoch at a time; only a transform's
+/// <c>Dispose</c> lets go without it. While the instance is the only holder, a key change rewrites the epoch in place
+/// (<see cref="TryRewrite"/>): the new key overwrites the old one, the key's <see cref="Version"/> moves on, and the idle
 /// handles are re-keyed at once (or given back, if no call used them since the last key change), so no schedule of the
 /// old key survives the change and nothing is allocated. Once a transform holds the key, the key is frozen for it: a key
-/// change then makes a new epoch, moves the old one's idle handles over (re-keyed) and retires the old one, which lives
-/// on for its transforms. Calls in flight finish with the key they started with, as on stock: every handle records the
-/// key version it was keyed with, and one of an older version is never used again (<c>KeyEpoch.Handles.cs</c>).</para>
-/// <para><b>Reading the key.</b> Readers copy it under the version (<see cref="CopyKey"/>: a rewrite makes the version
-/// odd while it writes, and a copy that saw it change is taken again), holding a reference (<see cref="TryAddRef"/>) so
-/// that the memory stays allocated; a caller whose <see cref="TryAddRef"/> fails was overtaken by a key change and uses
-/// the instance's new key instead.</para>
+/// change then makes a new epoch, moves the old one's idle handles over (re-keyed) and retires the old one
+/// (<see cref="Retire"/>), which lives on for its transforms. Calls in flight finish with the key they started with, as
+/// on stock: every handle records the key version it was keyed with, and one of an older version is never used
+/// again (<c>KeyEpoch.Handles.cs</c>).</para>
+/// <para><b>Reading and writing the key memory.</b> Every access holds a reference on it (<see cref="TryAddRef"/>, or
+/// <see cref="SafeHandle.DangerousAddRef"/> in a rewrite), so the memory stays allocated for the whole access whatever
+/// another thread releases meanwhile: a release only marks the handle closed, and the memory is freed when the last
+/// reference goes. Readers copy the key under the version (<see cref="CopyKey"/>: a rewrite makes the version odd while
+/// it writes, and a copy that saw it change is taken again); a caller whose <see cref="TryAddRef"/> fails was overtaken
+/// by a release and uses the instance's new key instead.</para>
 /// </remarks>
 internal sealed unsafe partial class KeyEpoch : SafeHandle
 {
     /// <summary>The size of the key memory: the longest AES key.</summary>
     internal const int MaxKeyLength = 32;
 
-    // Bit 0: a key rewrite is in progress. Bit 1: the instance holds the epoch. Bits 2 and up: how many transforms hold
-    // it. Zero (all but bit 0) once released. Read on every handle return (KeyEpoch.Handles.cs); changed only by
-    // interlocked operations. 64 bits: a transform dropped without Dispose never lets go, and a long-lived key can see
-    // billions of those (CryptoStream never disposes its transform).
-    private const long Writing = 1;
-    private const long InstanceHolds = 2;
-    private const long OneTransform = 4;
+    // Bit 0: the instance holds the epoch. Bits 1 and up: how many transforms hold it. Zero once released, for good.
+    // Changed only by interlocked operations. 64 bits: a transform dropped without Dispose never lets go, and a
+    // long-lived key can see billions of those (CryptoStream never disposes its transform).
+    private const long InstanceHolds = 1;
+    private const long OneTransform = 2;
     private long _state;
 
     // Even while the key is stable; odd while a rewrite writes it. Every handle records the version it was keyed with.
@@ -72,17 +75,17 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     /// <inheritdoc />
     public override bool IsInvalid => handle == IntPtr.Zero;
 
-    /// <summary>True once released: neither the instance nor any transform holds the epoch any more.</summary>
-    public bool IsRetired => (Volatile.Read(ref _state) & ~Writing) == 0;
-
     /// <summary>The version of the key in the memory now (even), which handles keyed from it record.</summary>
     public int Version => Volatile.Read(ref _version);
 
     /// <summary>
-    /// The key bytes, for a caller that knows no rewrite can happen: a transform (a holder; rewrites need the instance to
-    /// be the only holder) holding a reference (<see cref="TryAddRef"/>) or otherwise knowing the epoch is alive.
+    /// The key bytes, for a caller that knows no rewrite can happen and holds a reference (<see cref="TryAddRef"/>): a
+    /// transform holding the epoch (rewrites need the instance to be the only holder), or the instance under its lock.
     /// </summary>
     public ReadOnlySpan<byte> DangerousKey => new((void*)handle, _length);
+
+    /// <summary>True once neither the instance nor any transform holds the epoch (for good).</summary>
+    internal bool IsReleased => Volatile.Read(ref _state) == 0;
 
     /// <summary>An epoch with a new random key of <paramref name="keySizeBits"/>, held by the instance.</summary>
     [SkipLocalsInit] // the key buffer is filled before it is read
@@ -95,34 +98,6 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
         CryptographicOperations.ZeroMemory(bytes);
         return epoch;
     }
-
-    /// <summary>
-    /// The epoch in <paramref name="current"/>, or, when there is none yet, a generated one of
-    /// <paramref name="keySizeBits"/> published there (a caller that loses the race takes the winner's).
-    /// </summary>
-    public static KeyEpoch CurrentOrGenerated(ref KeyEpoch? current, int keySizeBits) =>
-        Volatile.Read(ref current) ?? PublishGenerated(ref current, keySizeBits);
-
-    /// <summary>
-    /// Makes <paramref name="key"/> the instance's key: in place when the instance alone holds its epoch, otherwise in a
-    /// new epoch that takes over the old one's idle handles. No call that starts after this returns uses an older key.
-    /// </summary>
-    public static void SetKey(ref KeyEpoch? current, ReadOnlySpan<byte> key)
-    {
-        if (Volatile.Read(ref current) is { } epoch && epoch.TryRewrite(key))
-        {
-            return;
-        }
-
-        var next = new KeyEpoch(key, heldByInstance: true);
-        Interlocked.Exchange(ref current, next)?.Retire(next, key);
-    }
-
-    /// <summary>
-    /// Leaves the instance with no key (the next use generates one) and retires its epoch. Calls running on other threads
-    /// are not disturbed.
-    /// </summary>
-    public static void Clear(ref KeyEpoch? current) => Interlocked.Exchange(ref current, null)?.Retire(null, default);
 
     /// <summary>Takes a reference that keeps the key memory allocated; false if the epoch is already released.</summary>
     public bool TryAddRef()
@@ -169,14 +144,62 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     }
 
     /// <summary>
-    /// The instance lets go of the epoch (a key change, Dispose, or a key size change; called once). Its idle handles
-    /// move to <paramref name="next"/>, re-keyed with <paramref name="nextKey"/>, or go back to the backend; the epoch is
-    /// released if no transform holds it.
+    /// The instance's key change, under its lifecycle lock: when the instance alone holds the epoch, the new key
+    /// overwrites the old one and the idle handles are re-keyed (or given back); false, changing nothing, when a
+    /// transform holds the epoch (its key is frozen: the caller makes a new epoch instead).
     /// </summary>
-    private void Retire(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    /// <remarks>
+    /// Under the lock no other lifecycle operation runs, and no transform can become a holder, so a state of "the
+    /// instance alone" cannot change under the rewrite; transforms let go without the lock, but none holds it. The
+    /// rewrite still holds a reference on the key memory while it writes, so that the memory's lifetime never rests on
+    /// that argument alone.
+    /// </remarks>
+    internal bool TryRewrite(ReadOnlySpan<byte> key)
     {
-        long state = Interlocked.And(ref _state, ~InstanceHolds) & ~InstanceHolds;
-        if ((state & ~Writing) == 0)
+        if (Volatile.Read(ref _state) != InstanceHolds)
+        {
+            return false;
+        }
+
+        bool added = false;
+        DangerousAddRef(ref added);
+        int version = _version + 2;
+        try
+        {
+            // Readers copy the key under the version: odd while the bytes change (a store barrier after it, so the mark
+            // is visible before any byte is), even again after (a release, so every byte is visible before the new
+            // version is).
+            _version = version - 1;
+            Volatile.WriteBarrier();
+            Span<byte> memory = new((void*)handle, MaxKeyLength);
+            key.CopyTo(memory);
+            memory[key.Length..].Clear();
+            _length = key.Length;
+            Volatile.Write(ref _version, version);
+        }
+        finally
+        {
+            DangerousRelease();
+        }
+
+        // A full fence: the new version is visible to every processor before the sweep reads a single slot (the key
+        // change's half of the ordering argument in KeyEpoch.Handles.cs). Idle handles now hold the old key's schedule:
+        // each is re-keyed in place, or given back if no call used it since the last key change. A handle in use is
+        // given back when it returns (its version is old).
+        Interlocked.MemoryBarrier();
+        SweepUntilSettled(HandleDisposal.RekeyOrRelease, this, key, version);
+        ReleaseIdleStock();
+        return true;
+    }
+
+    /// <summary>
+    /// The instance lets go of the epoch (a key change, Dispose, or a key size change; called once, under its lifecycle
+    /// lock). Its idle handles move to <paramref name="next"/>, re-keyed with <paramref name="nextKey"/>, or go back to
+    /// the backend; the epoch is released if no transform holds it.
+    /// </summary>
+    internal void Retire(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    {
+        if (Interlocked.Add(ref _state, -InstanceHolds) == 0)
         {
             ReleaseAll(next, nextKey);
             return;
@@ -187,53 +210,21 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
         ReleaseIdleStock();
     }
 
-    /// <summary>The last holder let go: give up every handle as soon as no call uses it, and free the key.</summary>
+    /// <summary>
+    /// The last holder let go: give up every handle as soon as no call uses it, and free the key (once no reader holds a
+    /// reference). The key memory is released even if giving up a handle throws.
+    /// </summary>
     private void ReleaseAll(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
     {
-        ReleaseIdleHandles(next, nextKey);
-        ReleaseIdleStock();
-        Dispose();
-    }
-
-    // The instance alone holds the epoch: the new key overwrites the old one. False when a transform holds it (its key
-    // is frozen), another rewrite is in progress, or the epoch is no longer the instance's.
-    private bool TryRewrite(ReadOnlySpan<byte> key)
-    {
-        if (Interlocked.CompareExchange(ref _state, InstanceHolds | Writing, InstanceHolds) != InstanceHolds)
+        try
         {
-            return false;
+            SweepUntilSettled(next is null ? HandleDisposal.Release : HandleDisposal.MoveOrRelease, next, nextKey, 0);
+            ReleaseIdleStock();
         }
-
-        // Readers copy the key under the version: odd while the bytes change (a store barrier after it, so the mark is
-        // visible before any byte is), even again after (a release, so every byte is visible before the new version is).
-        int version = _version + 2;
-        _version = version - 1;
-        Volatile.WriteBarrier();
-        Span<byte> memory = new((void*)handle, MaxKeyLength);
-        key.CopyTo(memory);
-        memory[key.Length..].Clear();
-        _length = key.Length;
-        Volatile.Write(ref _version, version);
-        Interlocked.And(ref _state, ~Writing);
-
-        // Idle handles now hold the old key's schedule: each is re-keyed in place, or given back if no call used it since
-        // the last key change. A handle in use is given back when it returns (its version is old).
-        SweepHandles(HandleDisposal.RekeyOrRelease, this, key, version);
-        ReleaseIdleStock();
-        return true;
-    }
-
-    private static KeyEpoch PublishGenerated(ref KeyEpoch? current, int keySizeBits)
-    {
-        KeyEpoch generated = Generate(keySizeBits);
-        KeyEpoch? winner = Interlocked.CompareExchange(ref current, generated, null);
-        if (winner is null)
+        finally
         {
-            return generated;
+            Dispose();
         }
-
-        generated.Retire(null, default);
-        return winner;
     }
 
     /// <summary>
@@ -247,7 +238,7 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     {
         CryptographicOperations.ZeroMemory(new Span<byte>((void*)handle, MaxKeyLength));
         NativeMemory.Free((void*)handle);
-        if ((Volatile.Read(ref _state) & ~Writing) != 0)
+        if (Volatile.Read(ref _state) != 0)
         {
             SweepHandles(HandleDisposal.FreeFromFinalizer, null, default, 0);
         }

@@ -14,7 +14,7 @@ internal static class Internals
     extension(CachedAes aes)
     {
         /// <summary>The current key epoch (null before a key is set or needed, and after Dispose).</summary>
-        public KeyEpoch? KeyEpoch => KeyField(aes);
+        public KeyEpoch? KeyEpoch => KeyField(aes).Epoch;
 
         /// <summary>The backend the instance makes its handles with.</summary>
         public CipherBackend CipherBackend => BackendField(aes);
@@ -23,10 +23,10 @@ internal static class Internals
         public int HandleCreations => ((CountingBackend)BackendField(aes)).Creations;
 
         /// <summary>The handle cached in the current epoch's inline slot for a mode and direction, or null.</summary>
-        public BlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => KeyField(aes)?.PeekInline(mode, encrypting);
+        public BlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => KeyField(aes).Epoch?.PeekInline(mode, encrypting);
 
         /// <summary>How many handles for a mode and direction the current epoch keeps and no call is using.</summary>
-        public int CachedCount(BlockCipherMode mode, bool encrypting) => KeyField(aes)?.CachedCount(mode, encrypting) ?? 0;
+        public int CachedCount(BlockCipherMode mode, bool encrypting) => KeyField(aes).Epoch?.CachedCount(mode, encrypting) ?? 0;
     }
 
     extension(KeyEpoch epoch)
@@ -53,7 +53,7 @@ internal static class Internals
     private static extern ref bool SafeHandleOwnsHandle(System.Runtime.InteropServices.SafeHandle handle);
 
     [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_key")]
-    private static extern ref KeyEpoch? KeyField(CachedAes aes);
+    private static extern ref InstanceKey KeyField(CachedAes aes);
 
     [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_backend")]
     private static extern ref CipherBackend BackendField(CachedAes aes);
