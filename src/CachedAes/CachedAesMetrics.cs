@@ -1,5 +1,7 @@
+using System;
 using System.Collections.Generic;
 using System.Diagnostics.Metrics;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using CachedCryptography.Selection;
 
@@ -22,6 +24,9 @@ namespace CachedCryptography;
 /// <c>cachedaes.handles.released</c> minus <c>cachedaes.handles.finalized</c> is the number of handles still held (cached
 /// in an instance or transform, or in use by a call) as of the last collection, and does not grow for code that drops
 /// instances or transforms instead of disposing them, once the collector has finalized them.</para>
+/// <para>A listener whose callback throws (on an instrument being published or on a measurement) does not make a
+/// CachedAes operation fail or leak: the exception is dropped where the measurement is recorded, so it never interrupts
+/// an operation between making a native handle and giving it an owner.</para>
 /// </remarks>
 public static class CachedAesMetrics
 {
@@ -30,46 +35,86 @@ public static class CachedAesMetrics
 
     private static readonly Meter s_meter = new(MeterName, typeof(CachedAesMetrics).Assembly.GetName().Version?.ToString());
 
-    private static readonly Counter<long> s_created = s_meter.CreateCounter<long>(
-        "cachedaes.handles.created", "{handle}", "Native AES handles made (each one a native cipher object keyed once).");
+    private static readonly Counter<long>? s_created = Create(() => s_meter.CreateCounter<long>(
+        "cachedaes.handles.created", "{handle}", "Native AES handles made (each one a native cipher object keyed once)."));
 
-    private static readonly Counter<long> s_rekeyed = s_meter.CreateCounter<long>(
-        "cachedaes.handles.rekeyed", "{handle}", "Native AES handles re-keyed in place by a key change instead of being made again.");
+    private static readonly Counter<long>? s_rekeyed = Create(() => s_meter.CreateCounter<long>(
+        "cachedaes.handles.rekeyed", "{handle}", "Native AES handles re-keyed in place by a key change instead of being made again."));
 
-    private static readonly Counter<long> s_released = s_meter.CreateCounter<long>(
-        "cachedaes.handles.released", "{handle}", "Native AES handles given back (freed, or cleansed and pooled).");
+    private static readonly Counter<long>? s_released = Create(() => s_meter.CreateCounter<long>(
+        "cachedaes.handles.released", "{handle}", "Native AES handles given back (freed, or cleansed and pooled)."));
 
-    private static readonly Counter<long> s_contended = s_meter.CreateCounter<long>(
-        "cachedaes.calls.contended", "{call}", "Calls that found every cached handle of their mode and direction busy and used one of their own.");
+    private static readonly Counter<long>? s_contended = Create(() => s_meter.CreateCounter<long>(
+        "cachedaes.calls.contended", "{call}", "Calls that found every cached handle of their mode and direction busy and used one of their own."));
 
-    private static readonly Counter<long> s_poolHits = s_meter.CreateCounter<long>(
-        "cachedaes.pool.hits", "{context}", "OpenSSL contexts taken from the pool of keyless contexts.");
+    private static readonly Counter<long>? s_poolHits = Create(() => s_meter.CreateCounter<long>(
+        "cachedaes.pool.hits", "{context}", "OpenSSL contexts taken from the pool of keyless contexts."));
 
-    private static readonly Counter<long> s_poolMisses = s_meter.CreateCounter<long>(
-        "cachedaes.pool.misses", "{context}", "OpenSSL contexts allocated because the pool was empty.");
+    private static readonly Counter<long>? s_poolMisses = Create(() => s_meter.CreateCounter<long>(
+        "cachedaes.pool.misses", "{context}", "OpenSSL contexts allocated because the pool was empty."));
 
     static CachedAesMetrics()
     {
-        s_meter.CreateObservableGauge(
-            "cachedaes.backend", ObserveBackend, null, "1 for the backend and paths in use (tags: backend, ecb, cbc).");
-        s_meter.CreateObservableCounter<long>(
+        _ = Create(() => s_meter.CreateObservableGauge(
+            "cachedaes.backend", ObserveBackend, null, "1 for the backend and paths in use (tags: backend, ecb, cbc)."));
+        _ = Create(() => s_meter.CreateObservableCounter<long>(
             "cachedaes.handles.finalized",
             FinalizedHandles.Total,
             "{handle}",
-            "Native AES handles freed by a finalizer because the instance or transform that held them was dropped without Dispose.");
+            "Native AES handles freed by a finalizer because the instance or transform that held them was dropped without Dispose."));
     }
 
-    internal static void HandleCreated() => s_created.Add(1);
+    internal static void HandleCreated() => Count(s_created);
 
-    internal static void HandleRekeyed() => s_rekeyed.Add(1);
+    internal static void HandleRekeyed() => Count(s_rekeyed);
 
-    internal static void HandleReleased() => s_released.Add(1);
+    internal static void HandleReleased() => Count(s_released);
 
-    internal static void CallContended() => s_contended.Add(1);
+    internal static void CallContended() => Count(s_contended);
 
-    internal static void PoolHit() => s_poolHits.Add(1);
+    internal static void PoolHit() => Count(s_poolHits);
 
-    internal static void PoolMiss() => s_poolMisses.Add(1);
+    internal static void PoolMiss() => Count(s_poolMisses);
+
+    // Adds one, only when someone listens (no work otherwise); a listener's exception stays here (see the remarks).
+    private static void Count(Counter<long>? counter)
+    {
+        if (counter is { Enabled: true })
+        {
+            CountListened(counter);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void CountListened(Counter<long> counter)
+    {
+        try
+        {
+            counter.Add(1);
+        }
+#pragma warning disable CA1031 // a listener's exception must not fail or leak the operation being counted
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+        }
+    }
+
+    // An instrument, or null when a listener threw while it was being published to it (the instrument then reports
+    // nothing, and the meter's type still initializes).
+    private static T? Create<T>(Func<T> create)
+        where T : class
+    {
+        try
+        {
+            return create();
+        }
+#pragma warning disable CA1031 // see above: a listener's exception must not make this type unusable
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+            return null;
+        }
+    }
 
     private static Measurement<int> ObserveBackend()
     {

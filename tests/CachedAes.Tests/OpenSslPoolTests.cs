@@ -157,8 +157,42 @@ public static unsafe partial class OpenSslPoolTests
         GC.WaitForPendingFinalizers();
     }
 
+    [OpenSslFact]
+    public static void A_pool_collected_with_contexts_in_it_frees_them()
+    {
+        // Three instances disposed: their contexts wait, keyless, in the pool of a backend that is then dropped. Its last
+        // gen-2 callback, finding the pool gone, frees them (nothing else can reach them any more).
+        (WeakReference pool, OpenSslContextPool.ContextCount contexts) = DropABackendWithPooledContexts(3);
+        Assert.Equal(3, contexts.Value);
+        for (int i = 0; i < 10 && (pool.IsAlive || contexts.Value != 0); i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        Assert.False(pool.IsAlive);
+        Assert.Equal(0, contexts.Value);
+    }
+
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static WeakReference DropABackend() => new(NewBackend().Pool);
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static (WeakReference Pool, OpenSslContextPool.ContextCount Contexts) DropABackendWithPooledContexts(int count)
+    {
+        OpenSslBackend backend = NewBackend();
+        var instances = new List<CachedAes>();
+        for (int i = 0; i < count; i++)
+        {
+            var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+            aes.EncryptEcb(new byte[16], PaddingMode.None);
+            instances.Add(aes);
+        }
+
+        instances.ForEach(aes => aes.Dispose());
+        Assert.Equal(count, backend.Pool.Count);
+        return (new WeakReference(backend.Pool), backend.Pool.Contexts);
+    }
 
     // Contexts that hold a key: every native context of the backend that is not waiting, keyless, in its pool.
     private static int InUse(OpenSslBackend backend) => backend.Pool.LiveContexts - backend.Pool.Count;

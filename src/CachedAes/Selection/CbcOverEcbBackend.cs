@@ -28,6 +28,25 @@ internal sealed class CbcOverEcbBackend : CipherBackend
     public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         BlockCipher ecb = Inner.Create(BlockCipherMode.Ecb, encrypting, key);
-        return mode == BlockCipherMode.Ecb ? ecb : new CbcOverEcbCipher(ecb, encrypting);
+        if (mode == BlockCipherMode.Ecb)
+        {
+            return ecb;
+        }
+
+        // The ECB handle has no owner until the CBC handle exists: given back if making that fails (out of memory).
+        bool owned = false;
+        try
+        {
+            var cbc = new CbcOverEcbCipher(ecb, encrypting);
+            owned = true;
+            return cbc;
+        }
+        finally
+        {
+            if (!owned)
+            {
+                ecb.Release();
+            }
+        }
     }
 }

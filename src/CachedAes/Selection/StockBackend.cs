@@ -65,8 +65,18 @@ internal sealed class StockBackend : CipherBackend
 
         public override bool TryRekey(ReadOnlySpan<byte> key)
         {
-            _aes.SetKey(key);
-            return true;
+            try
+            {
+                _aes.SetKey(key);
+                return true;
+            }
+            catch (CryptographicException e)
+            {
+                // Reported by return value, as the seam asks: the caller gives the handle back.
+                _failure = e;
+                Fault();
+                return false;
+            }
         }
     }
 }

@@ -61,8 +61,17 @@ internal sealed class OpenSslBackend : CipherBackend
 
         if (!context.TryKey(_ciphers, mode, encrypting, key))
         {
-            CryptographicException failure = context.CreateFailure();
-            context.Discard();
+            // The context is freed even if describing the failure throws (it allocates).
+            CryptographicException failure;
+            try
+            {
+                failure = context.CreateFailure();
+            }
+            finally
+            {
+                context.Discard();
+            }
+
             throw failure;
         }
 

@@ -33,17 +33,21 @@ internal sealed class OpenSslContextPool
     internal const int IdleMilliseconds = 10_000;
 
     private readonly OpenSslCipher?[] _slots = new OpenSslCipher?[Capacity];
-    private int _contexts;
+    private readonly ContextCount _contexts = new();
 
     // Environment.TickCount64 as of the last gen-2 callback: what a returned context records as the start of its idle
     // time, so that giving a context back reads no clock (a clock read costs as much as the rest of the return).
     private long _coarseNow = Environment.TickCount64;
 
-    public OpenSslContextPool() => _ = new Gen2Callback(this);
+    public OpenSslContextPool() => _ = new Gen2Callback(this, _slots);
 
     /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use, including those freed by a
     /// finalized key epoch (a test seam; one increment per native allocation or free, too small to measure beside them).</summary>
-    internal int LiveContexts => Volatile.Read(ref _contexts);
+    internal int LiveContexts => _contexts.Value;
+
+    /// <summary>The count behind <see cref="LiveContexts"/>, which outlives the pool (a test seam: a test holds it to see
+    /// that a pool collected with contexts in it freed them).</summary>
+    internal ContextCount Contexts => _contexts;
 
     /// <summary>How many contexts the pool holds right now (a test seam).</summary>
     internal int Count => PooledContexts.Length;
@@ -86,9 +90,9 @@ internal sealed class OpenSslContextPool
         return false;
     }
 
-    internal void OnContextAllocated() => Interlocked.Increment(ref _contexts);
+    internal void OnContextAllocated() => _contexts.Add(1);
 
-    internal void OnContextFreed() => Interlocked.Decrement(ref _contexts);
+    internal void OnContextFreed() => _contexts.Add(-1);
 
     /// <summary>Frees pooled contexts idle for <paramref name="minimumIdleMilliseconds"/> or longer; returns how many.</summary>
     internal int Trim(long minimumIdleMilliseconds)
@@ -116,24 +120,48 @@ internal sealed class OpenSslContextPool
     // Threads start their search at different slots, so that concurrent owners rarely contend for one.
     private static int StartIndex() => (int)((uint)Environment.CurrentManagedThreadId % (uint)Capacity);
 
+    /// <summary>How many native contexts of one pool exist: a plain object of its own, so that it outlives the pool.</summary>
+    internal sealed class ContextCount
+    {
+        private int _value;
+
+        /// <summary>The count now.</summary>
+        public int Value => Volatile.Read(ref _value);
+
+        /// <summary>Adds <paramref name="delta"/> (one context allocated, or, negative, freed).</summary>
+        public void Add(int delta) => Interlocked.Add(ref _value, delta);
+    }
+
     /// <summary>
-    /// An object that is finalized at every gen-2 collection (it re-registers itself) and trims the pool then. Its
-    /// finalizer frees only pooled contexts, which the pool alone owns, and touches no other finalizable object: it holds
+    /// An object that is finalized at every gen-2 collection (it re-registers itself) and trims the pool then. It holds
     /// the pool through a weak <see cref="GCHandle"/> (a struct, not a finalizable <c>WeakReference</c>, which could be
-    /// finalized in the same batch as this object), so a pool that is no longer used (a test's) can be collected, which
-    /// ends the callbacks.
+    /// finalized in the same batch as this object), so a pool that is no longer used (a test's, or a backend's that was
+    /// dropped) can be collected, and the pool's slots array strongly: once the pool is gone, the last callback frees
+    /// the contexts still in it and ends the callbacks. Nothing else can reach those contexts any more (a context in use
+    /// refers to its pool, which would keep the pool alive), so the callback is their only owner then. Its finalizer
+    /// frees only pooled contexts and touches no other finalizable object.
     /// </summary>
     private sealed class Gen2Callback
     {
+        private readonly OpenSslCipher?[] _slots;
         private GCHandle _pool;
 
-        public Gen2Callback(OpenSslContextPool pool) => _pool = GCHandle.Alloc(pool, GCHandleType.Weak);
+        public Gen2Callback(OpenSslContextPool pool, OpenSslCipher?[] slots)
+        {
+            _pool = GCHandle.Alloc(pool, GCHandleType.Weak);
+            _slots = slots;
+        }
 
         ~Gen2Callback()
         {
             if (_pool.Target is not OpenSslContextPool pool)
             {
                 _pool.Free();
+                for (int i = 0; i < _slots.Length; i++)
+                {
+                    Interlocked.Exchange(ref _slots[i], null)?.Discard();
+                }
+
                 return;
             }
 
