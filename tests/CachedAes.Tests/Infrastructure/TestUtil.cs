@@ -77,4 +77,17 @@ internal static class TestUtil
         action();
         return GC.GetAllocatedBytesForCurrentThread() - before;
     }
+
+    /// <summary>
+    /// Runs the collector and the finalizers until <paramref name="done"/> holds, at most 20 times: what objects dropped
+    /// late in a run need before their finalizers have freed everything (a few collections more than one).
+    /// </summary>
+    public static void CollectUntil(Func<bool> done)
+    {
+        for (int i = 0; i < 20 && !done(); i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+    }
 }
