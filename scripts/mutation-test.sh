@@ -21,8 +21,9 @@ cd "$(dirname "$0")/.."
 # four- and one-block paths), its two instruction sets' round and key-schedule steps, and its handle (round-key memory).
 # Those files use pointers: a mutant there may read or write past a buffer, and so may crash the test host rather than
 # fail a test.
-CORE_FILES=(Core/SymmetricPadding.cs Core/OneShot.cs Core/KeyWrap.cs Core/KeyEpoch.cs Core/KeyEpoch.Handles.cs
-  Core/KeyEpoch.Holders.cs Core/KeyEpoch.Stock.cs Core/HandleLease.cs
+CORE_FILES=(Core/SymmetricPadding.cs Core/OneShot.cs Core/KeyWrap.cs Core/KeyEpoch.cs Core/KeyEpoch.Key.cs
+  Core/KeyEpoch.Slots.cs Core/KeyEpoch.Sweep.cs Core/KeyEpoch.Stock.cs Core/KeyMemory.cs Core/InstanceKey.cs
+  Core/LifecycleLock.cs Core/HandleLease.cs
   Intrinsics/AesSchedule.cs Intrinsics/AesBlocks.cs Intrinsics/IntrinsicsCipher.cs Intrinsics/X86AesInstructions.cs
   Intrinsics/ArmAesInstructions.cs)
 # The smaller scope the CI lane runs (--ci): padding and key wrap.

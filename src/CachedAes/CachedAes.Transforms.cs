@@ -130,18 +130,18 @@ public sealed partial class CachedAes
             _key.Exit();
         }
 
-        return NewTransform(current ?? new KeyEpoch(rgbKey, heldByInstance: false), mode, rgbIV, encrypting);
+        return NewTransform(current ?? new KeyEpoch(_key.Backend, rgbKey, heldByInstance: false), mode, rgbIV, encrypting);
     }
 
     // The transform holds `epoch` (the caller made it a holder) and lets go of it when disposed.
     private ICryptoTransform NewTransform(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, bool encrypting) =>
         encrypting
-            ? new CachedEncryptor(epoch, _backend, mode, iv, Padding)
-            : new CachedDecryptor(epoch, _backend, mode, iv, Padding);
+            ? new CachedEncryptor(epoch, mode, iv, Padding)
+            : new CachedDecryptor(epoch, mode, iv, Padding);
 
     // ECB and CBC get cached transforms, except on the stock fallback (whose handles are stock one-shots: a stock
     // transform is cheaper there); other modes go to stock, which also reports the unsupported ones.
-    private BlockCipherMode? CachedMode() => _backend.Kind == CachedAesBackend.StockFallback ? null : Mode switch
+    private BlockCipherMode? CachedMode() => _key.Backend.Kind == CachedAesBackend.StockFallback ? null : Mode switch
     {
         CipherMode.ECB => BlockCipherMode.Ecb,
         CipherMode.CBC => BlockCipherMode.Cbc,

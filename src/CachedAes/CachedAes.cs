@@ -43,11 +43,8 @@ namespace CachedCryptography;
 /// </remarks>
 public sealed partial class CachedAes : Aes
 {
-    // The library that makes this instance's handles: the process's choice, or a test's own backend.
-    private readonly CipherBackend _backend;
-
-    // The current key and the native handles made with it (none until a key is set or first needed, and after Dispose),
-    // and the lock every lifecycle operation takes (see InstanceKey). Used by reference: never copied.
+    // The backend, the current key and the native handles made with it (none until a key is set or first needed, and
+    // after Dispose), and the lock every lifecycle operation takes (see InstanceKey). Used by reference: never copied.
     private InstanceKey _key;
 
     /// <summary>Creates an instance with a 256-bit key generated on first use, like <see cref="Aes.Create()"/>.</summary>
@@ -57,7 +54,7 @@ public sealed partial class CachedAes : Aes
     }
 
     /// <summary>Creates an instance over a given backend (the contract suite runs every backend through it).</summary>
-    internal CachedAes(CipherBackend backend) => _backend = backend;
+    internal CachedAes(CipherBackend backend) => _key = new InstanceKey(backend);
 
     /// <summary>Creates a new <see cref="CachedAes"/> instance.</summary>
     /// <returns>A new instance; the caller disposes it.</returns>
@@ -71,7 +68,7 @@ public sealed partial class CachedAes : Aes
     /// <see cref="CachedAesBackend.CpuIntrinsics"/> where that opt-in backend was asked for and could be used (see
     /// <see cref="CachedAesDiagnostics.UseCpuIntrinsicsSwitchName"/>).
     /// </value>
-    public CachedAesBackend Backend => _backend.Kind;
+    public CachedAesBackend Backend => _key.Backend.Kind;
 
     /// <summary>Gets or sets the secret key.</summary>
     /// <value>A copy of the key; a random key of <see cref="KeySize"/> bits is generated on first read if none was set.
@@ -118,7 +115,7 @@ public sealed partial class CachedAes : Aes
     [SkipLocalsInit] // the key buffer is filled before it is read
     public override void GenerateKey()
     {
-        Span<byte> key = stackalloc byte[KeyEpoch.MaxKeyLength];
+        Span<byte> key = stackalloc byte[KeyMemory.Size];
         key = key[..(KeySizeValue / 8)];
         RandomNumberGenerator.Fill(key);
         _key.Enter();
@@ -181,5 +178,5 @@ public sealed partial class CachedAes : Aes
 
     // A handle for `mode` and direction with the current key, held until the lease is disposed.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(_backend, KeySizeValue, mode, encrypting);
+    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(KeySizeValue, mode, encrypting);
 }

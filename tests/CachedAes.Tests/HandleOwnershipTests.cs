@@ -200,15 +200,29 @@ public sealed class HandleOwnershipTests
     }
 
     [Fact]
-    public void A_key_epoch_holds_a_valid_handle_so_disposing_it_zeroes_and_frees_the_key()
+    public void A_released_epochs_key_memory_is_zeroed_and_reused_for_the_next_key_under_a_new_generation()
     {
-        // SafeHandle runs ReleaseHandle (zero, then free) only for a handle that is not invalid.
-        var epoch = new KeyEpoch([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16], heldByInstance: true);
-        Assert.False(epoch.IsInvalid);
-        Assert.Equal(16, epoch.DangerousKey.Length);
-        epoch.Dispose();
-        Assert.True(epoch.IsClosed);
-        Assert.False(epoch.TryAddRef());
+        // The finalizer thread becomes known once a collection has run finalizers; memory is recycled only elsewhere.
+        System.Runtime.CompilerServices.RuntimeHelpers.RunClassConstructor(typeof(KeyMemory).TypeHandle);
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        byte[] key = [.. Enumerable.Range(1, 16).Select(i => (byte)i)];
+        var first = new KeyEpoch(StockBackend.Instance, key, heldByInstance: false);
+        KeyMemory memory = first.Memory;
+        Assert.Equal(key, first.KeyCopy());
+
+        // The last holder lets go: the memory is zeroed, the epoch's key can no longer be read, and this thread's next key
+        // gets the same memory, under a generation the first epoch's references cannot take.
+        first.RemoveHolder();
+        Assert.True(first.KeyMemoryReleased);
+        Assert.Null(first.KeyCopy());
+        Assert.False(memory.Bytes.ContainsAnyExcept((byte)0));
+        byte[] next = [.. key.Select(b => (byte)~b)];
+        var second = new KeyEpoch(StockBackend.Instance, next, heldByInstance: false);
+        Assert.Same(memory, second.Memory);
+        Assert.Null(first.KeyCopy());
+        Assert.Equal(next, second.KeyCopy());
+        second.RemoveHolder();
     }
 
     [Fact]
@@ -235,7 +249,7 @@ public sealed class HandleOwnershipTests
         cached.Key = newKey;
         Assert.Same(first, cached.KeyEpoch);
         Assert.NotEqual(versionBefore, first.Version);
-        Assert.Equal(newKey, first.DangerousKey.ToArray());
+        Assert.Equal(newKey, first.KeyCopy());
         Assert.Null(first.CachedStock);
         Assert.NotEqual(key, kept.Aes.Key);
 

@@ -118,7 +118,7 @@ public class KeyChangeTests
 
             // The same epoch, its memory now holding the new key (the old one's bytes are gone), under a new version.
             Assert.Same(epoch, cached.KeyEpoch);
-            Assert.Equal(newKey, epoch.DangerousKey.ToArray());
+            Assert.Equal(newKey, epoch.KeyCopy());
             Assert.True(epoch.Version > version);
             version = epoch.Version;
 
@@ -175,7 +175,7 @@ public class KeyChangeTests
         if (cached.Backend != CachedAesBackend.StockFallback)
         {
             Assert.NotSame(first, cached.KeyEpoch);
-            Assert.Equal(oldKey, first.DangerousKey.ToArray());
+            Assert.Equal(oldKey, first.KeyCopy());
         }
 
         Assert.Equal(stockNew.EncryptCbc(plaintext, s_iv), cached.EncryptCbc(plaintext, s_iv));

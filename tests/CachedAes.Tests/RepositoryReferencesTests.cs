@@ -73,7 +73,7 @@ public sealed partial class RepositoryReferencesTests
     {
         // The check itself must be able to fail: a name that exists nowhere is reported, one that exists is not.
         string seam = Path.Combine(s_root, "src", "CachedAes", "Seam", "Planted.cs");
-        Assert.Equal(["NoSuchFileAnywhere.cs"], MissingIn(seam, "// see NoSuchFileAnywhere.cs and KeyEpoch.Handles.cs"));
+        Assert.Equal(["NoSuchFileAnywhere.cs"], MissingIn(seam, "// see NoSuchFileAnywhere.cs and KeyEpoch.Slots.cs"));
 
         // A name with a folder must be at that path: from the repository root, the file's folder or its project's
         // folder. So a file in src/CachedAes/Seam may name the key epoch by its path in the project, a page in docs/
@@ -83,7 +83,7 @@ public sealed partial class RepositoryReferencesTests
         Assert.Equal(["Core/NoSuchFile.cs"], MissingIn(seam, "// Core/NoSuchFile.cs"));
         Assert.False(NameExists("Core/KeyEpoch.cs", Path.Combine(s_root, "docs")));
         Assert.True(NameExists("src/CachedAes/Core/KeyEpoch.cs", Path.Combine(s_root, "docs")));
-        Assert.True(NameExists("KeyEpoch.Handles.cs", Path.Combine(s_root, "docs")));
+        Assert.True(NameExists("KeyEpoch.Slots.cs", Path.Combine(s_root, "docs")));
 
         // C#: comments after code and block comments count; the same text in a string literal is not a comment.
         string source = """

@@ -17,15 +17,22 @@ namespace CachedCryptography.Core;
 /// <see cref="HoldCurrent"/>, <see cref="TryHoldIfKey"/>, and the first key's generation in <see cref="Current"/>). So
 /// two lifecycle operations never interleave, and the argument that a key rewrite does not race a release is one line:
 /// both need the lock. Calls read the current epoch without the lock and hold what keeps their native memory alive (a
-/// reference on the key memory, a reserved slot; see <c>KeyEpoch.cs</c> and <c>KeyEpoch.Handles.cs</c>); a call that
+/// reference on the key memory, a reserved slot; see <c>KeyEpoch.Key.cs</c> and <c>KeyEpoch.Slots.cs</c>); a call that
 /// finds its epoch released by a lifecycle operation meanwhile moves to the new one.</para>
 /// <para>The lock is not re-entrant: every method here either takes it or says that its caller holds it, and none that
 /// holds it calls one that takes it.</para>
 /// </remarks>
 internal struct InstanceKey
 {
+    private readonly CipherBackend _backend;
     private KeyEpoch? _epoch;
     private LifecycleLock _lock;
+
+    /// <summary>An instance's key, none yet, whose handles <paramref name="backend"/> makes.</summary>
+    public InstanceKey(CipherBackend backend) => _backend = backend;
+
+    /// <summary>The library that makes the key's handles.</summary>
+    public readonly CipherBackend Backend => _backend;
 
     /// <summary>The current epoch, or null before a key is set or needed and after <c>Dispose</c> (a test seam).</summary>
     internal readonly KeyEpoch? Epoch => Volatile.Read(in _epoch);
@@ -54,7 +61,7 @@ internal struct InstanceKey
             return;
         }
 
-        var next = new KeyEpoch(key, heldByInstance: true);
+        var next = new KeyEpoch(_backend, key, heldByInstance: true);
         Volatile.Write(ref _epoch, next);
         current?.Retire(next, key);
     }
@@ -81,7 +88,7 @@ internal struct InstanceKey
     public KeyEpoch HoldCurrent(int keySizeBits)
     {
         Debug.Assert(_lock.IsHeld);
-        KeyEpoch epoch = _epoch ?? Publish(KeyEpoch.Generate(keySizeBits));
+        KeyEpoch epoch = _epoch ?? Publish(KeyEpoch.Generate(_backend, keySizeBits));
         epoch.AddHolder();
         return epoch;
     }
@@ -104,14 +111,14 @@ internal struct InstanceKey
 
     /// <summary>
     /// Takes a handle for <paramref name="mode"/> and direction keyed with the current key (generated first if there is
-    /// none): the cached one, a spare, or a new one made by <paramref name="backend"/>. Dispose the lease to give it back.
+    /// none): the cached one, a spare, or a new one. Dispose the lease to give it back.
     /// </summary>
     /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public HandleLease Rent(CipherBackend backend, int keySizeBits, BlockCipherMode mode, bool encrypting) =>
-        Current(keySizeBits).TryRent(mode, encrypting, backend, out HandleLease lease)
+    public HandleLease Rent(int keySizeBits, BlockCipherMode mode, bool encrypting) =>
+        Current(keySizeBits).TryRent(mode, encrypting, out HandleLease lease)
             ? lease
-            : RentAfterRelease(backend, keySizeBits, mode, encrypting);
+            : RentAfterRelease(keySizeBits, mode, encrypting);
 
     /// <summary>
     /// Takes the stock instance holding the current key (generated first if there is none), made now if none is cached.
@@ -131,24 +138,13 @@ internal struct InstanceKey
     }
 
     /// <summary>A copy of the current key (generated first if there is none).</summary>
-    [SkipLocalsInit] // CopyKey writes the copy before it is read
     public byte[] CopyKey(int keySizeBits)
     {
-        Span<byte> copy = stackalloc byte[KeyEpoch.MaxKeyLength];
         while (true)
         {
-            KeyEpoch epoch = Current(keySizeBits);
-            if (epoch.TryAddRef())
+            if (Current(keySizeBits).TryUseKey(0, static (key, _, _) => key.ToArray(), out byte[] copy))
             {
-                try
-                {
-                    return copy[..epoch.CopyKey(copy, out _)].ToArray();
-                }
-                finally
-                {
-                    CryptographicOperations.ZeroMemory(copy);
-                    epoch.DangerousRelease();
-                }
+                return copy;
             }
 
             // Released after it was read: read the new key.
@@ -156,13 +152,13 @@ internal struct InstanceKey
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private HandleLease RentAfterRelease(CipherBackend backend, int keySizeBits, BlockCipherMode mode, bool encrypting)
+    private HandleLease RentAfterRelease(int keySizeBits, BlockCipherMode mode, bool encrypting)
     {
         // The epoch read was released by a lifecycle operation before a handle could be made with its key: the call was
         // overtaken by a key change or Dispose, and takes the instance's key as it is now.
         while (true)
         {
-            if (Current(keySizeBits).TryRent(mode, encrypting, backend, out HandleLease lease))
+            if (Current(keySizeBits).TryRent(mode, encrypting, out HandleLease lease))
             {
                 return lease;
             }
@@ -177,7 +173,7 @@ internal struct InstanceKey
         _lock.Enter();
         try
         {
-            return _epoch ?? Publish(KeyEpoch.Generate(keySizeBits));
+            return _epoch ?? Publish(KeyEpoch.Generate(_backend, keySizeBits));
         }
         finally
         {

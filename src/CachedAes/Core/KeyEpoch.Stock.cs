@@ -1,6 +1,3 @@
-using System;
-using System.Runtime.CompilerServices;
-using System.Security.Cryptography;
 using System.Threading;
 
 namespace CachedCryptography.Core;
@@ -55,26 +52,9 @@ internal sealed partial class KeyEpoch
         stock.Release();
     }
 
-    [SkipLocalsInit] // CopyKey writes the copy before it is read
-    private StockAes? TryCreateStock()
-    {
-        if (!TryAddRef())
-        {
-            return null;
-        }
-
-        Span<byte> key = stackalloc byte[MaxKeyLength];
-        try
-        {
-            int length = CopyKey(key, out int version);
-            return new StockAes(key[..length]) { KeyVersion = version };
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(key);
-            DangerousRelease();
-        }
-    }
+    // A stock instance holding this epoch's key, or null when the epoch is already released.
+    private StockAes? TryCreateStock() =>
+        TryUseKey(0, static (key, version, _) => new StockAes(key) { KeyVersion = version }, out StockAes stock) ? stock : null;
 
     // A plain read first: most epochs never make a stock instance.
     private void ReleaseIdleStock()

@@ -1,49 +1,38 @@
 using System;
-using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
+using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Threading;
+using CachedCryptography.Seam;
 
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// A key and everything made with it: the key bytes, in unmanaged memory that the GC never moves or copies, and the
-/// native handles keyed from them (<c>KeyEpoch.Handles.cs</c>, <c>KeyEpoch.Stock.cs</c>).
+/// A key and everything made with it: the key bytes (in a <see cref="KeyMemory"/>), the native handles keyed from them
+/// (<c>KeyEpoch.Slots.cs</c>, <c>KeyEpoch.Sweep.cs</c>) and the stock instance for CFB (<c>KeyEpoch.Stock.cs</c>).
 /// </summary>
 /// <remarks>
-/// <para><b>Ownership</b> (the rules: docs/design-notes.md, "Native ownership"). The epoch is the only finalizable object
-/// that stands for a key: it owns the key memory and every native handle waiting in its slots. A handle in use belongs
-/// to the one call that leased it, which gives it back to its slot; a handle given up goes back to its backend (which may
-/// pool it: handles are plain objects, never finalizable, so a pool never holds anything the collector could finalize).
-/// If the epoch is dropped without being released, its <see cref="ReleaseHandle"/> (a critical finalizer, run after every
-/// normal one) zeroes and frees the key and frees whatever handles are still in its slots, directly, without pooling and
-/// without touching any other finalizable object.</para>
-/// <para><b>Holders</b> (<c>KeyEpoch.Holders.cs</c>): the instance whose current key it is, and every transform made
-/// with it. When the last holder lets go, the epoch is released: its handles go back to the backend as soon as no call
-/// uses them, and the key memory is zeroed and freed. A transform that is dropped without <c>Dispose</c> never lets go;
-/// its epoch is then freed by the finalizer once nothing references it.</para>
+/// <para><b>Ownership</b> (the rules: docs/design-notes.md, "Native ownership"). The epoch owns its key memory and every
+/// native handle waiting in its slots; it is a plain object, made per key, with no finalizer. A handle in use belongs to
+/// the one call that leased it, which gives it back to its slot; a handle given up goes back to its backend (which may
+/// pool it: handles are plain objects, never finalizable). If the epoch is dropped without being released, its key
+/// memory's finalizer zeroes and frees the key and frees, directly, the handles still in the slots
+/// (<see cref="FreeFromFinalizer"/>).</para>
+/// <para><b>Holders</b>: the instance whose current key it is, and every transform made with it. When the last holder
+/// lets go, the epoch is released, for good: its handles go back to the backend as soon as no call uses them, and its
+/// key memory is zeroed and recycled once no reader holds it. A transform dropped without <c>Dispose</c> never lets go;
+/// its epoch is then finalized (through its key memory) once nothing references it.</para>
 /// <para><b>Key changes</b>, and every other change of holders by the instance, happen under the instance's lifecycle
 /// lock (<see cref="InstanceKey"/>), so at most one of them runs on an epoch at a time; only a transform's
 /// <c>Dispose</c> lets go without it. While the instance is the only holder, a key change rewrites the epoch in place
 /// (<see cref="TryRewrite"/>): the new key overwrites the old one, the key's <see cref="Version"/> moves on, and the idle
-/// handles are re-keyed at once (or given back, if no call used them since the last key change), so no schedule of the
-/// old key survives the change and nothing is allocated. Once a transform holds the key, the key is frozen for it: a key
-/// change then makes a new epoch, moves the old one's idle handles over (re-keyed) and retires the old one
-/// (<see cref="Retire"/>), which lives on for its transforms. Calls in flight finish with the key they started with, as
-/// on stock: every handle records the key version it was keyed with, and one of an older version is never used
-/// again (<c>KeyEpoch.Handles.cs</c>).</para>
-/// <para><b>Reading and writing the key memory.</b> Every access holds a reference on it (<see cref="TryAddRef"/>, or
-/// <see cref="SafeHandle.DangerousAddRef"/> in a rewrite), so the memory stays allocated for the whole access whatever
-/// another thread releases meanwhile: a release only marks the handle closed, and the memory is freed when the last
-/// reference goes. Readers copy the key under the version (<see cref="CopyKey"/>: a rewrite makes the version odd while
-/// it writes, and a copy that saw it change is taken again); a caller whose <see cref="TryAddRef"/> fails was overtaken
-/// by a release and uses the instance's new key instead.</para>
+/// handles are re-keyed at once (or given back), so no schedule of the old key survives and nothing is allocated. Once a
+/// transform holds the key, the key is frozen for it: a key change then makes a new epoch, moves the old one's idle
+/// handles over (re-keyed) and retires the old one (<see cref="Retire"/>), which lives on for its transforms. Calls in
+/// flight finish with the key they started with, as on stock: every handle records the key version it was keyed with,
+/// and one of an older version is never used again.</para>
 /// </remarks>
-internal sealed unsafe partial class KeyEpoch : SafeHandle
+internal sealed partial class KeyEpoch
 {
-    /// <summary>The size of the key memory: the longest AES key.</summary>
-    internal const int MaxKeyLength = 32;
-
     // Bit 0: the instance holds the epoch. Bits 1 and up: how many transforms hold it. Zero once released, for good.
     // Changed only by interlocked operations. 64 bits: a transform dropped without Dispose never lets go, and a
     // long-lived key can see billions of those (CryptoStream never disposes its transform).
@@ -51,95 +40,58 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     private const long OneTransform = 2;
     private long _state;
 
-    // Even while the key is stable; odd while a rewrite writes it. Every handle records the version it was keyed with.
-    // 32 bits: a handle of an older version is given up when it comes back, and every idle one at each key change, so a
-    // version could only repeat for a call that stayed in flight across 2^31 key changes.
-    private int _version;
-    private int _length;
+    private readonly CipherBackend _backend;
+    private readonly KeyMemory _memory;
+    private readonly long _generation;
 
     /// <summary>An epoch holding a copy of <paramref name="key"/> (16, 24 or 32 bytes, validated by the caller).</summary>
+    /// <param name="backend">Makes the epoch's handles.</param>
     /// <param name="key">The key.</param>
     /// <param name="heldByInstance">True for an instance's key; false for a transform's own (held by the transform).</param>
-    public KeyEpoch(ReadOnlySpan<byte> key, bool heldByInstance)
-        : base(IntPtr.Zero, ownsHandle: true)
+    public KeyEpoch(CipherBackend backend, ReadOnlySpan<byte> key, bool heldByInstance)
     {
+        _backend = backend;
         _state = heldByInstance ? InstanceHolds : OneTransform;
+        _memory = KeyMemory.Rent(this, out _generation);
+
+        // Nobody else can reach the memory yet: the first write needs no reference.
+        key.CopyTo(_memory.Bytes);
         _length = key.Length;
-        void* memory = NativeMemory.Alloc(MaxKeyLength);
-        SetHandle((IntPtr)memory);
-        Span<byte> bytes = new(memory, MaxKeyLength);
-        key.CopyTo(bytes);
-        bytes[key.Length..].Clear();
     }
-
-    /// <inheritdoc />
-    public override bool IsInvalid => handle == IntPtr.Zero;
-
-    /// <summary>The version of the key in the memory now (even), which handles keyed from it record.</summary>
-    public int Version => Volatile.Read(ref _version);
-
-    /// <summary>
-    /// The key bytes, for a caller that knows no rewrite can happen and holds a reference (<see cref="TryAddRef"/>): a
-    /// transform holding the epoch (rewrites need the instance to be the only holder), or the instance under its lock.
-    /// </summary>
-    public ReadOnlySpan<byte> DangerousKey => new((void*)handle, _length);
 
     /// <summary>True once neither the instance nor any transform holds the epoch (for good).</summary>
     internal bool IsReleased => Volatile.Read(ref _state) == 0;
 
     /// <summary>An epoch with a new random key of <paramref name="keySizeBits"/>, held by the instance.</summary>
-    [SkipLocalsInit] // the key buffer is filled before it is read
-    public static KeyEpoch Generate(int keySizeBits)
+    [System.Runtime.CompilerServices.SkipLocalsInit] // the key buffer is filled before it is read
+    public static KeyEpoch Generate(CipherBackend backend, int keySizeBits)
     {
-        Span<byte> bytes = stackalloc byte[MaxKeyLength];
+        Span<byte> bytes = stackalloc byte[KeyMemory.Size];
         bytes = bytes[..(keySizeBits / 8)];
         RandomNumberGenerator.Fill(bytes);
-        var epoch = new KeyEpoch(bytes, heldByInstance: true);
+        var epoch = new KeyEpoch(backend, bytes, heldByInstance: true);
         CryptographicOperations.ZeroMemory(bytes);
         return epoch;
     }
 
-    /// <summary>Takes a reference that keeps the key memory allocated; false if the epoch is already released.</summary>
-    public bool TryAddRef()
+    /// <summary>
+    /// Makes the caller (a transform being made) a holder. Called under the instance's lifecycle lock on its current
+    /// epoch, which the instance holds, so the epoch cannot be released meanwhile.
+    /// </summary>
+    public void AddHolder()
     {
-        bool added = false;
-        try
-        {
-            DangerousAddRef(ref added);
-        }
-        catch (ObjectDisposedException)
-        {
-            // Released and disposed after the caller read it: the caller moves to the instance's new epoch.
-        }
-
-        return added;
+        long state = Interlocked.Add(ref _state, OneTransform);
+        Debug.Assert((state & InstanceHolds) != 0);
     }
 
-    /// <summary>
-    /// Copies the key into <paramref name="destination"/> (at least <see cref="MaxKeyLength"/> bytes) as it is at one
-    /// moment, never half rewritten; returns its length, and its version in <paramref name="version"/>. The caller holds
-    /// a reference (<see cref="TryAddRef"/>) and zeroes the copy after use.
-    /// </summary>
-    public int CopyKey(Span<byte> destination, out int version)
+    /// <summary>A transform lets go (once); the last holder releases the epoch. Never called from a finalizer.</summary>
+    public void RemoveHolder()
     {
-        var spinner = default(SpinWait);
-        while (true)
+        // A full fence: the release is visible before the sweep reads a single slot (KeyEpoch.Slots.cs, the ordering
+        // argument).
+        if (Interlocked.Add(ref _state, -OneTransform) == 0)
         {
-            version = Volatile.Read(ref _version);
-            if ((version & 1) == 0)
-            {
-                int length = _length;
-                new ReadOnlySpan<byte>((void*)handle, MaxKeyLength).CopyTo(destination);
-
-                // The copy's loads must complete before the version is read again (a later load may not pass them).
-                Volatile.ReadBarrier();
-                if (Volatile.Read(ref _version) == version)
-                {
-                    return length;
-                }
-            }
-
-            spinner.SpinOnce();
+            ReleaseAll(SweepPlan.Release);
         }
     }
 
@@ -149,10 +101,10 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     /// transform holds the epoch (its key is frozen: the caller makes a new epoch instead).
     /// </summary>
     /// <remarks>
-    /// Under the lock no other lifecycle operation runs, and no transform can become a holder, so a state of "the
-    /// instance alone" cannot change under the rewrite; transforms let go without the lock, but none holds it. The
-    /// rewrite still holds a reference on the key memory while it writes, so that the memory's lifetime never rests on
-    /// that argument alone.
+    /// Under the lock no other lifecycle operation runs and no transform can become a holder, so "the instance alone"
+    /// cannot change under the rewrite; transforms let go without the lock, but none holds it. The rewrite still writes
+    /// under a reference on the key memory (<see cref="WriteKey"/>), so the memory's lifetime never rests on that
+    /// argument alone.
     /// </remarks>
     internal bool TryRewrite(ReadOnlySpan<byte> key)
     {
@@ -161,33 +113,13 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
             return false;
         }
 
-        bool added = false;
-        DangerousAddRef(ref added);
-        int version = _version + 2;
-        try
-        {
-            // Readers copy the key under the version: odd while the bytes change (a store barrier after it, so the mark
-            // is visible before any byte is), even again after (a release, so every byte is visible before the new
-            // version is).
-            _version = version - 1;
-            Volatile.WriteBarrier();
-            Span<byte> memory = new((void*)handle, MaxKeyLength);
-            key.CopyTo(memory);
-            memory[key.Length..].Clear();
-            _length = key.Length;
-            Volatile.Write(ref _version, version);
-        }
-        finally
-        {
-            DangerousRelease();
-        }
+        int version = WriteKey(key);
 
         // A full fence: the new version is visible to every processor before the sweep reads a single slot (the key
-        // change's half of the ordering argument in KeyEpoch.Handles.cs). Idle handles now hold the old key's schedule:
-        // each is re-keyed in place, or given back if no call used it since the last key change. A handle in use is
-        // given back when it returns (its version is old).
+        // change's half of the ordering argument in KeyEpoch.Slots.cs). Idle handles now hold the old key's schedule:
+        // each is re-keyed in place, or given back. A handle in use is given back when it returns (its version is old).
         Interlocked.MemoryBarrier();
-        SweepUntilSettled(HandleDisposal.RekeyOrRelease, this, key, version);
+        SweepUntilSettled(SweepPlan.RekeyTo(key, version));
         ReleaseIdleStock();
         return true;
     }
@@ -199,50 +131,45 @@ internal sealed unsafe partial class KeyEpoch : SafeHandle
     /// </summary>
     internal void Retire(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
     {
+        SweepPlan plan = next is null ? SweepPlan.Release : SweepPlan.MoveTo(next, nextKey);
         if (Interlocked.Add(ref _state, -InstanceHolds) == 0)
         {
-            ReleaseAll(next, nextKey);
+            ReleaseAll(plan);
             return;
         }
 
         // Transforms still hold it: what no call is using moves on now; the rest stays cached for the transforms.
-        SweepHandles(next is null ? HandleDisposal.Release : HandleDisposal.MoveOrRelease, next, nextKey, 0);
+        SweepHandles(plan);
         ReleaseIdleStock();
     }
 
     /// <summary>
-    /// The last holder let go: give up every handle as soon as no call uses it, and free the key (once no reader holds a
-    /// reference). The key memory is released even if giving up a handle throws.
+    /// From the finalizer of this epoch's key memory (the epoch was dropped without being released, with the memory):
+    /// frees the handles still in the slots directly (<see cref="BlockCipher.FreeFromFinalizer"/>). Nothing is pooled,
+    /// and no other finalizable object is touched (the stock instance, if any, has finalizers of its own).
     /// </summary>
-    private void ReleaseAll(KeyEpoch? next, ReadOnlySpan<byte> nextKey)
+    internal void FreeFromFinalizer()
     {
-        try
+        if (!IsReleased)
         {
-            SweepUntilSettled(next is null ? HandleDisposal.Release : HandleDisposal.MoveOrRelease, next, nextKey, 0);
-            ReleaseIdleStock();
-        }
-        finally
-        {
-            Dispose();
+            SweepHandles(SweepPlan.FreeFromFinalizer);
         }
     }
 
     /// <summary>
-    /// Zeroes and frees the key memory. An epoch released by its last holder (<see cref="ReleaseAll"/>, on a live thread)
-    /// has already given up its handles, and a call returning one later gives it up itself. An epoch never released (an
-    /// instance, or a transform made with it, dropped without <c>Dispose</c>) comes here from its finalizer with its
-    /// cached handles, which are freed directly (<see cref="Seam.BlockCipher.FreeFromFinalizer"/>): nothing is pooled
-    /// and no other finalizable object is touched.
+    /// The last holder let go: give up every handle as soon as no call uses it, and close the key memory (zeroed and
+    /// recycled once no reader holds it), even if giving up a handle throws.
     /// </summary>
-    protected override bool ReleaseHandle()
+    private void ReleaseAll(scoped in SweepPlan plan)
     {
-        CryptographicOperations.ZeroMemory(new Span<byte>((void*)handle, MaxKeyLength));
-        NativeMemory.Free((void*)handle);
-        if (Volatile.Read(ref _state) != 0)
+        try
         {
-            SweepHandles(HandleDisposal.FreeFromFinalizer, null, default, 0);
+            SweepUntilSettled(plan);
+            ReleaseIdleStock();
         }
-
-        return true;
+        finally
+        {
+            _memory.Close(_generation);
+        }
     }
 }

@@ -17,10 +17,10 @@ internal static class Internals
         public KeyEpoch? KeyEpoch => KeyField(aes).Epoch;
 
         /// <summary>The backend the instance makes its handles with.</summary>
-        public CipherBackend CipherBackend => BackendField(aes);
+        public CipherBackend CipherBackend => KeyField(aes).Backend;
 
         /// <summary>How many handles the instance's backend has made; the instance must be over a <see cref="CountingBackend"/>.</summary>
-        public int HandleCreations => ((CountingBackend)BackendField(aes)).Creations;
+        public int HandleCreations => ((CountingBackend)KeyField(aes).Backend).Creations;
 
         /// <summary>The handle cached in the current epoch's inline slot for a mode and direction, or null.</summary>
         public BlockCipher? PeekCachedHandle(BlockCipherMode mode, bool encrypting) => KeyField(aes).Epoch?.PeekInline(mode, encrypting);
@@ -35,26 +35,16 @@ internal static class Internals
         public StockAes? CachedStock => StockField(epoch);
 
         /// <summary>
-        /// True once the epoch's key memory has been released: the epoch is closed, nothing holds a reference to it any
-        /// more, and it owns its memory, which is exactly when <see cref="System.Runtime.InteropServices.SafeHandle"/> has
-        /// run <c>ReleaseHandle</c> (zeroed and freed the key). Read from the runtime's private state of the handle: its
-        /// low two bits are the closed and disposed flags, the rest the reference count.
+        /// True once the epoch's key memory has been released: the epoch has let go of it, and no reader holds it any more,
+        /// which is exactly when the memory is zeroed and then recycled for another key or freed.
         /// </summary>
-        public bool KeyMemoryReleased => epoch.IsClosed && (SafeHandleState(epoch) >> 2) == 0 && SafeHandleOwnsHandle(epoch);
+        public bool KeyMemoryReleased => epoch.KeyMemoryReleased;
     }
 
     [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_stock")]
     private static extern ref StockAes? StockField(KeyEpoch epoch);
 
-    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_state")]
-    private static extern ref int SafeHandleState(System.Runtime.InteropServices.SafeHandle handle);
-
-    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_ownsHandle")]
-    private static extern ref bool SafeHandleOwnsHandle(System.Runtime.InteropServices.SafeHandle handle);
-
     [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_key")]
     private static extern ref InstanceKey KeyField(CachedAes aes);
 
-    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_backend")]
-    private static extern ref CipherBackend BackendField(CachedAes aes);
 }

@@ -12,8 +12,8 @@ namespace CachedCryptography.Core.Transforms;
 /// ANSI X9.23, ISO 10126), <see cref="CachedTransform.TransformBlock"/> holds the last ciphertext block back, because only
 /// the final call can tell whether it is the padded one; with None and Zeros nothing is held back.
 /// </summary>
-internal sealed class CachedDecryptor(KeyEpoch epoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(epoch, backend, mode, encrypting: false, iv, padding)
+internal sealed class CachedDecryptor(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, mode, encrypting: false, iv, padding)
 {
     // The held-back block is ciphertext, never plaintext.
     private Vector128<byte> _held;

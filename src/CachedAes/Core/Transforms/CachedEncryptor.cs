@@ -5,8 +5,8 @@ using CachedCryptography.Seam;
 namespace CachedCryptography.Core.Transforms;
 
 /// <summary>The ECB/CBC encryptor: whole blocks as they come, padding on the final block (as stock's <c>UniversalCryptoEncryptor</c>).</summary>
-internal sealed class CachedEncryptor(KeyEpoch epoch, CipherBackend backend, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(epoch, backend, mode, encrypting: true, iv, padding)
+internal sealed class CachedEncryptor(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, mode, encrypting: true, iv, padding)
 {
     protected override int TransformBlockCore(ReadOnlySpan<byte> input, Span<byte> output)
     {

@@ -7,8 +7,8 @@ using CachedCryptography.Seam;
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// The native handles of one epoch: one slot per mode and direction, then a slot per processor (64 at most) once
-/// threads contend.
+/// The native handles of one epoch and the lease protocol: one slot per mode and direction, then a slot per processor
+/// (64 at most) once threads contend.
 /// </summary>
 /// <remarks>
 /// <para><b>Ownership.</b> A slot is empty, holds a handle nobody is using, or is reserved: marked busy by the one caller
@@ -21,7 +21,7 @@ namespace CachedCryptography.Core;
 /// A call takes a handle only if its version is the epoch's current one (<see cref="Version"/>), and a handle that comes
 /// back with an older version (its call began before a key change rewrote the key) is given up instead of cached. So a
 /// call that starts after a key change never sees a handle of an older key, and one in flight finishes with the key it
-/// started with. A key change re-keys or gives up every idle handle at once (<see cref="SweepHandles"/>), and no handle of
+/// started with. A key change re-keys or gives up every idle handle at once (<c>KeyEpoch.Sweep.cs</c>), and no handle of
 /// the old key is left in a slot once both the key change and the calls that were in flight have returned (the
 /// ordering argument below).</para>
 /// <para><b>One thread, then several.</b> An epoch used by one thread at a time keeps one slot per mode and direction
@@ -31,7 +31,7 @@ namespace CachedCryptography.Core;
 /// cache line that another thread reads on every call (the inline slots sit beside the fields every call reads). A
 /// caller that finds every shared slot reserved uses a handle of its own for the call.</para>
 /// <para><b>Release and key change, and why a returned handle is never stranded.</b> Two events make a cached handle
-/// unwanted: the last holder lets go (the holder state reaches zero, see <c>KeyEpoch.Holders.cs</c>), or a key change
+/// unwanted: the last holder lets go (the holder state reaches zero, see <c>KeyEpoch.cs</c>), or a key change
 /// rewrites the key (the version moves on). Each is published with a full fence and then followed by a sweep of the
 /// slots (<see cref="SweepUntilSettled"/>). Two parties race: a caller giving a handle back stores it in its slot and
 /// then reads the holder state and the version (<see cref="Return"/>, <see cref="IsStale"/>); the release or key change
@@ -136,7 +136,7 @@ internal sealed partial class KeyEpoch
             // the key version. A release or a key change that the sweep made without seeing the handle is seen here.
             if (IsStale(cipher))
             {
-                ReleaseFromSlot(ref slot, cipher, HandleDisposal.Release);
+                GiveBackFromSlot(ref slot, cipher);
             }
 
             return;
@@ -150,11 +150,11 @@ internal sealed partial class KeyEpoch
     /// before a handle could be made with its key (the caller then uses the instance's new epoch).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal bool TryRent(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
+    internal bool TryRent(BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
         if (_shared is not null)
         {
-            return TryRentShared(mode, encrypting, backend, out lease);
+            return TryRentShared(mode, encrypting, out lease);
         }
 
         ref BlockCipher? slot = ref InlineSlot(mode, encrypting);
@@ -166,13 +166,31 @@ internal sealed partial class KeyEpoch
             return true;
         }
 
-        return TryRentInlineSlow(ref slot, held, mode, encrypting, backend, out lease);
+        return TryRentInlineSlow(ref slot, held, mode, encrypting, out lease);
+    }
+
+    /// <summary>
+    /// For a holder (a transform): a handle from this epoch's slots, made with its key if none is free. Dispose the lease
+    /// to give it back.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The caller let go of the epoch already: a transform used while another
+    /// thread disposed it (what stock's disposed transform throws, <see cref="Errors.ThrowDisposedTransform"/>).</exception>
+    /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
+    public HandleLease RentHeld(BlockCipherMode mode, bool encrypting)
+    {
+        if (!TryRent(mode, encrypting, out HandleLease lease))
+        {
+            // Only a holder that has already let go can find its epoch released.
+            Errors.ThrowDisposedTransform();
+        }
+
+        return lease;
     }
 
     // The inline slot was empty or held a handle of an older key (this caller now holds its reservation either way), or
     // was reserved by another caller.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryRentInlineSlow(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
+    private bool TryRentInlineSlow(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
         if (held != s_busy)
         {
@@ -182,7 +200,7 @@ internal sealed partial class KeyEpoch
                 GiveBack(held);
             }
 
-            return TryFill(ref slot, mode, encrypting, backend, out lease);
+            return TryFill(ref slot, mode, encrypting, out lease);
         }
 
         // Two callers at once: switch to the shared slots for good.
@@ -191,11 +209,11 @@ internal sealed partial class KeyEpoch
             Interlocked.CompareExchange(ref _shared, new BlockCipher?[((4 * HandlesPerMode) + 1) * SharedStride], null);
         }
 
-        return TryRentShared(mode, encrypting, backend, out lease);
+        return TryRentShared(mode, encrypting, out lease);
     }
 
     // A shared slot, starting at this thread's own; a handle of the call's own when every one is reserved.
-    private bool TryRentShared(BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
+    private bool TryRentShared(BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
         BlockCipher?[] shared = Volatile.Read(ref _shared)!;
         int count = HandlesPerMode;
@@ -230,23 +248,23 @@ internal sealed partial class KeyEpoch
                 GiveBack(held);
             }
 
-            return TryFill(ref slot, mode, encrypting, backend, out lease);
+            return TryFill(ref slot, mode, encrypting, out lease);
         }
 
         // Every slot is reserved: a handle of this call's own, released when it returns (not cached).
         CachedAesMetrics.CallContended();
-        BlockCipher? own = TryCreate(mode, encrypting, backend);
+        BlockCipher? own = TryCreate(mode, encrypting);
         lease = own is null ? default : new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), own);
         return own is not null;
     }
 
     // This caller holds the reservation of the empty `slot`: a new handle for it.
-    private bool TryFill(ref BlockCipher? slot, BlockCipherMode mode, bool encrypting, CipherBackend backend, out HandleLease lease)
+    private bool TryFill(ref BlockCipher? slot, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
         BlockCipher? created;
         try
         {
-            created = TryCreate(mode, encrypting, backend);
+            created = TryCreate(mode, encrypting);
         }
         catch
         {
@@ -267,30 +285,17 @@ internal sealed partial class KeyEpoch
     }
 
     // A new handle with this epoch's key, or null when the epoch is already released.
-    [SkipLocalsInit] // CopyKey writes the copy before it is read
-    private BlockCipher? TryCreate(BlockCipherMode mode, bool encrypting, CipherBackend backend)
-    {
-        if (!TryAddRef())
-        {
-            return null;
-        }
+    private BlockCipher? TryCreate(BlockCipherMode mode, bool encrypting) =>
+        TryUseKey((this, mode, encrypting), s_create, out BlockCipher created) ? created : null;
 
-        Span<byte> key = stackalloc byte[MaxKeyLength];
-        try
-        {
-            int length = CopyKey(key, out int version);
-            BlockCipher created = backend.Create(mode, encrypting, key[..length]);
-            created.KeyVersion = version;
-            created.Used = true;
-            CachedAesMetrics.HandleCreated();
-            return created;
-        }
-        finally
-        {
-            CryptographicOperations.ZeroMemory(key);
-            DangerousRelease();
-        }
-    }
+    private static readonly KeyUse<(KeyEpoch Epoch, BlockCipherMode Mode, bool Encrypting), BlockCipher> s_create = static (key, version, state) =>
+    {
+        BlockCipher created = state.Epoch._backend.Create(state.Mode, state.Encrypting, key);
+        created.KeyVersion = version;
+        created.Used = true;
+        CachedAesMetrics.HandleCreated();
+        return created;
+    };
 
     // The handle in the inline slot, if one is waiting there (the slot is left empty); null otherwise.
     private BlockCipher? TakeInline(BlockCipherMode mode, bool encrypting)
@@ -339,7 +344,7 @@ internal sealed partial class KeyEpoch
                 // handle.
                 if (IsStale(cipher))
                 {
-                    ReleaseFromSlot(ref free, cipher, HandleDisposal.Release);
+                    GiveBackFromSlot(ref free, cipher);
                 }
 
                 return;
@@ -349,214 +354,14 @@ internal sealed partial class KeyEpoch
         GiveBack(cipher);
     }
 
-    /// <summary>What a sweep does with each idle handle it takes out of its slot.</summary>
-    private enum HandleDisposal
-    {
-        /// <summary>Give it back to the backend (<see cref="BlockCipher.Release"/>).</summary>
-        Release,
-
-        /// <summary>
-        /// A key change rewrote this epoch's key: re-key the handle in place and put it back, if a call used it since it
-        /// was last keyed and the backend can re-key; otherwise give it back.
-        /// </summary>
-        RekeyOrRelease,
-
-        /// <summary>
-        /// A key change made a new epoch: re-key the handle with its key and move it there, if a call used it since it
-        /// was last keyed and the backend can re-key; otherwise give it back.
-        /// </summary>
-        MoveOrRelease,
-
-        /// <summary>The epoch is being finalized: free the handle directly (<see cref="BlockCipher.FreeFromFinalizer"/>).</summary>
-        FreeFromFinalizer,
-    }
-
-    /// <summary>Gives a handle that a key change re-keyed to this epoch: into an empty slot for its mode and direction, or back to the backend.</summary>
-    private void Adopt(BlockCipher cipher)
-    {
-        ref BlockCipher? slot = ref Volatile.Read(ref _shared) is { } shared
-            ? ref FirstFreeShared(shared, cipher.Mode, cipher.Encrypting)
-            : ref InlineSlot(cipher.Mode, cipher.Encrypting);
-        if (Unsafe.IsNullRef(ref slot)
-            || Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), cipher, null) is not null)
-        {
-            GiveBack(cipher);
-            return;
-        }
-
-        // The compare-exchange is a full fence: a release or key change that missed the handle is seen here (the ordering
-        // argument).
-        if (IsStale(cipher))
-        {
-            ReleaseFromSlot(ref slot, cipher, HandleDisposal.Release);
-        }
-    }
-
-    private static ref BlockCipher? FirstFreeShared(BlockCipher?[] shared, BlockCipherMode mode, bool encrypting)
-    {
-        for (int i = 0; i < HandlesPerMode; i++)
-        {
-            ref BlockCipher? slot = ref shared[SharedIndex(mode, encrypting, i)];
-            if (Volatile.Read(ref slot) is null)
-            {
-                return ref slot;
-            }
-        }
-
-        return ref Unsafe.NullRef<BlockCipher?>();
-    }
-
-    // Disposes of every idle handle as `disposal` says, after a release or a key change whose full fence made it visible
-    // (their half of the ordering argument in the remarks): a sweep, and when it found a slot reserved by a call in
-    // flight, a process-wide barrier and a second sweep, so that a handle the caller stored without seeing the change is
-    // found now.
-    private void SweepUntilSettled(HandleDisposal disposal, KeyEpoch? target, ReadOnlySpan<byte> key, int version)
-    {
-        if (SweepHandles(disposal, target, key, version))
-        {
-            Interlocked.MemoryBarrierProcessWide();
-            SweepHandles(disposal, target, key, version);
-        }
-    }
-
-    // Takes every idle handle out of its slot and disposes of it as `disposal` says (`target`, `key` and `version`: the
-    // epoch, key and key version a re-keyed handle gets). True when a slot was reserved by a call in flight.
-    private bool SweepHandles(HandleDisposal disposal, KeyEpoch? target, ReadOnlySpan<byte> key, int version)
-    {
-        bool reserved = Sweep(ref _ecbEncrypt, disposal, target, key, version) | Sweep(ref _ecbDecrypt, disposal, target, key, version)
-            | Sweep(ref _cbcEncrypt, disposal, target, key, version) | Sweep(ref _cbcDecrypt, disposal, target, key, version);
-        if (Volatile.Read(ref _shared) is { } shared)
-        {
-            for (int i = SharedStride; i < shared.Length; i += SharedStride)
-            {
-                reserved |= Sweep(ref shared[i], disposal, target, key, version);
-            }
-        }
-
-        return reserved;
-    }
-
-    private bool Sweep(ref BlockCipher? slot, HandleDisposal disposal, KeyEpoch? target, ReadOnlySpan<byte> key, int version)
-    {
-        // A plain read first: most slots are empty, and an interlocked operation on each would cost more than the rest of
-        // a key change. A reserved slot is left to the caller that holds it.
-        BlockCipher? held = Volatile.Read(ref slot);
-        if (held is null)
-        {
-            return false;
-        }
-
-        if (held == s_busy)
-        {
-            return true;
-        }
-
-        if (disposal == HandleDisposal.RekeyOrRelease)
-        {
-            RekeyInPlace(ref slot, key, version);
-        }
-        else if (disposal == HandleDisposal.MoveOrRelease)
-        {
-            MoveTo(ref slot, held, target!, key);
-        }
-        else
-        {
-            ReleaseFromSlot(ref slot, held, disposal);
-        }
-
-        return false;
-    }
-
-    // A key rewrite: the handle in `slot` (if still idle) gets the new key and goes back, or is given up.
+    // Takes `cipher` out of `slot` and gives it back, unless another caller emptied or reserved the slot first (that
+    // caller then owns the handle).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void RekeyInPlace(ref BlockCipher? slot, ReadOnlySpan<byte> key, int version)
-    {
-        BlockCipher? held = Reserve(ref slot);
-        if (held is null || held == s_busy)
-        {
-            // Emptied or taken since the slot was read; a caller holding it gives it back (and checks its version then).
-            if (held is null)
-            {
-                Volatile.Write(ref slot, null);
-            }
-
-            return;
-        }
-
-        if (held.KeyVersion != version)
-        {
-            bool rekeyed = false;
-            try
-            {
-                rekeyed = held.Used && held.TryRekey(key);
-            }
-            finally
-            {
-                if (!rekeyed)
-                {
-                    // Not used since it was keyed, or the backend cannot re-key it (or threw): its slot is freed and the
-                    // handle given back, so neither stays with the old key's schedule.
-                    Volatile.Write(ref slot, null);
-                    GiveBack(held);
-                }
-            }
-
-            if (!rekeyed)
-            {
-                return;
-            }
-
-            held.KeyVersion = version;
-            held.Used = false;
-            CachedAesMetrics.HandleRekeyed();
-        }
-
-        Return(ref slot, held);
-    }
-
-    // A key change to a new epoch: the handle in `slot` (if still idle) leaves this epoch for `target`, re-keyed, or is
-    // given up.
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void MoveTo(ref BlockCipher? slot, BlockCipher held, KeyEpoch target, ReadOnlySpan<byte> key)
-    {
-        if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, held) != held)
-        {
-            return;
-        }
-
-        if (held.Used && !held.IsFaulted && held.TryRekey(key))
-        {
-            // A new epoch's key is version 0 (a later rewrite of it makes this handle's version old, and it is dropped).
-            held.KeyVersion = 0;
-            held.Used = false;
-            CachedAesMetrics.HandleRekeyed();
-            target.Adopt(held);
-            return;
-        }
-
-        GiveBack(held);
-    }
-
-    // Takes `cipher` out of `slot` and gives it up as `disposal` says (Release or FreeFromFinalizer), unless another
-    // caller emptied or reserved the slot first (that caller then owns the handle, and gives it up when it sees the
-    // epoch released).
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ReleaseFromSlot(ref BlockCipher? slot, BlockCipher cipher, HandleDisposal disposal)
+    private static void GiveBackFromSlot(ref BlockCipher? slot, BlockCipher cipher)
     {
         if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, cipher) == cipher)
         {
-            if (disposal == HandleDisposal.FreeFromFinalizer)
-            {
-                cipher.FreeFromFinalizer();
-
-                // A static interlocked increment, no listener call: a finalizer touches only what its object owns
-                // (docs/design-notes.md, "Native ownership"); the meter reads the total on a listener's thread.
-                CachedAesMetrics.FinalizedHandles.Add();
-            }
-            else
-            {
-                GiveBack(cipher);
-            }
+            GiveBack(cipher);
         }
     }
 
