@@ -41,12 +41,14 @@ internal static class QuickRun
         }
 
         Console.WriteLine($"// Quick run on {RuntimeInformation.FrameworkDescription} ({label} half), in process, quick job.");
+        Console.WriteLine(PlatformFloor.Describe());
 
         ManualConfig config = BenchmarkSetup.CreateBaseConfig()
             .WithArtifactsPath(Path.Combine(artifacts, isChild ? "net11" : "net10"));
         config.AddJob(BenchmarkSetup.QuickJob().WithToolchain(BenchmarkDotNet.Toolchains.InProcess.Emit.InProcessEmitToolchain.Instance).WithId(isChild ? "Quick-net11" : "Quick-net10"));
         config.AddFilter(new SimpleFilter(QuickSubsetAttribute.Includes));
         config.AddFilter(new SimpleFilter(Net11OnlyAttribute.Includes));
+        config.AddFilter(new SimpleFilter(FloorRowAttribute.Includes));
         if (!rest.Any(a => a is "--filter" or "-f"))
         {
             rest.AddRange(["--filter", "*"]);
@@ -71,6 +73,11 @@ internal static class QuickRun
         }
 
         PrintSideBySide(rows, net11Rows);
+        foreach (string line in FloorRowAttribute.DescribeLeftOut([.. rows.Select(r => r.Type).Distinct(StringComparer.Ordinal)]))
+        {
+            Console.WriteLine(line);
+        }
+
         return clean ? 0 : 1;
     }
 
