@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.ComponentModel;
 using System.Diagnostics;
 using System.Globalization;
 using System.IO;
@@ -84,9 +85,17 @@ internal static class QuickRun
     private static string Net11Project => Path.Combine(Runtimes.RepositoryRoot, "benchmarks", "CachedAes.Benchmarks.Net11");
 
     // Before anything is measured, so that the build does not run beside a measurement: the net11.0 build of these
-    // sources, with the SDK that runs this process (an incremental build when nothing changed).
+    // sources, with the SDK that runs this process (an incremental build when nothing changed). Without the repository
+    // (a copy published elsewhere) or without a dotnet to build with (a self-contained copy, as under Wine), the run is
+    // the .NET 10 half alone, and says so.
     private static bool BuildNet11Half()
     {
+        if (!Runtimes.InRepository)
+        {
+            Console.WriteLine($"// No .NET 11 half: {AppContext.BaseDirectory} is not inside the repository (benchmarks/CachedAes.Benchmarks.Net11 is needed): .NET 10 only.");
+            return false;
+        }
+
         Console.WriteLine("// Building the .NET 11 half (benchmarks/CachedAes.Benchmarks.Net11)...");
         var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (string argument in new[] { "build", Net11Project, "-c", "Release", "-nologo", "-v", "quiet" })
@@ -94,7 +103,12 @@ internal static class QuickRun
             start.ArgumentList.Add(argument);
         }
 
-        using Process build = Process.Start(start)!;
+        using Process? build = TryStart(start);
+        if (build is null)
+        {
+            return false;
+        }
+
         string output = build.StandardOutput.ReadToEnd() + build.StandardError.ReadToEnd();
         build.WaitForExit();
         if (build.ExitCode != 0)
@@ -104,6 +118,20 @@ internal static class QuickRun
         }
 
         return build.ExitCode == 0;
+    }
+
+    // Null, after saying so, when there is no dotnet to start (a self-contained copy, as under Wine).
+    private static Process? TryStart(ProcessStartInfo start)
+    {
+        try
+        {
+            return Process.Start(start);
+        }
+        catch (Win32Exception e)
+        {
+            Console.WriteLine($"// No .NET 11 half: '{start.FileName}' could not be started to build it ({e.Message}): .NET 10 only.");
+            return null;
+        }
     }
 
     private static int RunNet11Half(List<string> rest, string artifacts, string file)
