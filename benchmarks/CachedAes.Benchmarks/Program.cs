@@ -55,6 +55,7 @@ internal static class Program
 
     private static int Main(string[] args)
     {
+        BenchmarkSetup.KeepWmiOutUnderWine();
         List<string> rest = [.. args];
         if (rest.Contains(QuickRun.ChildOption))
         {
