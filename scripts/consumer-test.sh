@@ -207,7 +207,12 @@ for id in "${integration_ids[@]}"; do
     fi
     case "$id" in
       CachedAes.IdentityModel) grep -qF '<dependency id="Microsoft.IdentityModel.Tokens" version="[8.0.1, 9.0.0)"' <<<"$inuspec" || iproblems+=("$id nuspec lacks the Microsoft.IdentityModel.Tokens [8.0.1, 9.0.0) dependency") ;;
-      CachedAes.DataProtection) grep -qF '<dependency id="Microsoft.AspNetCore.DataProtection"' <<<"$inuspec" || iproblems+=("$id nuspec lacks the Microsoft.AspNetCore.DataProtection dependency") ;;
+      CachedAes.DataProtection)
+        # 10.0.12 for net10.0: 10.0.0-10.0.6 have a known advisory (docs/dependencies.md); 11.0.0 for net11.0.
+        for dp in 10.0.12 11.0.0; do
+          grep -qF "<dependency id=\"Microsoft.AspNetCore.DataProtection\" version=\"$dp\"" <<<"$inuspec" \
+            || iproblems+=("$id nuspec lacks the Microsoft.AspNetCore.DataProtection $dp dependency")
+        done ;;
     esac
     readme_links=$(zip_cat "$inupkg" PACKAGE.md | grep -oE '\]\([^)]*\)' | grep -v '](https://' || true)
     [[ -z "$readme_links" ]] || iproblems+=("$id PACKAGE.md has relative or non-https links: $(paste -sd' ' - <<<"$readme_links")")
