@@ -2,13 +2,15 @@
 # The CNG backend's speed under Wine, against stock .NET on the same Wine: publishes benchmarks/CachedAes.Benchmarks
 # self-contained for win-x64 (CachedAes's net10.0 build), creates a fresh Wine prefix reporting Windows 10, and runs
 # BenchmarkDotNet in process (--inprocess: no child processes under Wine) with the short job over the given filters
-# (default: the per-message shapes and the steady 16 B calls, stock and CachedAes; the floor and BouncyCastle rows
-# call libcrypto or are not the point here). On demand, not part of .ci/run; about 5 minutes on 2 cores.
+# (default: the per-message shapes and the steady 16 B calls, stock and CachedAes; the floor rows, CNG here, and the
+# BouncyCastle rows are not the point here). On demand, not part of .ci/run; about 5 minutes on 2 cores.
 #
 #   bash scripts/wine-bench.sh ['FILTER' ...]        (CACHEDAES_WINE_BENCH_JOB=medium for a longer job; default short)
 #
-# BenchmarkDotNet 0.14 stalls under Wine when it exports its summary (its processor query does not return), so this
-# script reads each case's result from BenchmarkDotNet's own per-case lines ("Mean = ..." and "// GC: ..."), prints a
+# BenchmarkDotNet 0.14 used to stall under Wine when it exported its summary: its WMI query (is this a virtual machine?)
+# fails there, and the process then crashed on its next exception. The program now keeps that query out under Wine
+# (BenchmarkSetup.KeepWmiOutUnderWine; scripts/wine-main-job.sh runs the whole main job to its table), but this script
+# still reads each case's result from BenchmarkDotNet's own per-case lines ("Mean = ..." and "// GC: ..."), prints a
 # table, and stops the process once the export starts. Wine's bcrypt.dll is not Windows's: these numbers say how the
 # CNG path behaves on Wine 8 (whose CBC makes CachedAes chain CBC over its ECB handle), not what Windows costs.
 set -uo pipefail

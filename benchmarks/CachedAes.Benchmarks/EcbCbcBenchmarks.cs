@@ -49,14 +49,15 @@ public class EcbCbcSteady : EcbCbcBenchmarkBase
     [Benchmark]
     public int Cached() => Workload.Run(Instance!);
 
-    /// <summary>The native floor: the same libcrypto work through the cheapest P/Invoke (padding excluded).</summary>
+    /// <summary>The native floor: the same work of the platform's AES library through the cheapest P/Invoke (padding excluded).</summary>
     [Benchmark]
+    [FloorRow]
     public int Floor() => _floor!.Run();
 }
 
 /// <summary>
 /// Single: new instance, set the key, one span one-shot, dispose. The third row is stock's own native per-call
-/// sequence (<see cref="NativeStockSequence"/>) through the cheapest P/Invoke.
+/// sequence on OpenSSL (<see cref="NativeStockSequence"/>) through the cheapest P/Invoke: on Linux only.
 /// </summary>
 public class EcbCbcSingle : EcbCbcBenchmarkBase
 {
@@ -79,8 +80,9 @@ public class EcbCbcSingle : EcbCbcBenchmarkBase
     [Benchmark]
     public int Cached() => RunOnNewInstance(cached: true, calls: 1);
 
-    /// <summary>Stock's native per-call sequence (new context, init, key, update, final, free), no managed work.</summary>
+    /// <summary>Stock's native per-call sequence on OpenSSL (new context, init, key, update, final, free), no managed work.</summary>
     [Benchmark]
+    [FloorRow(openSslOnly: true)]
     public int StockNativeSequence() => _sequence!.Run();
 }
 

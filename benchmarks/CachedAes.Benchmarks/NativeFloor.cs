@@ -6,25 +6,26 @@ using System.Security.Cryptography;
 namespace CachedCryptography.Benchmarks;
 
 /// <summary>
-/// The native floor, measured inside the benchmark process: the libcrypto calls a row needs at least, made through
-/// the cheapest P/Invoke there is (blittable arguments, raw pointers into pinned arrays, no SafeHandle, and
-/// <c>EVP_CipherUpdate</c> without the GC transition), with the glue between them in the plainest managed code. A
-/// <c>Floor</c> method of the Steady classes runs it as a third row of each case, so BenchmarkDotNet warms it up,
-/// measures it and runs it next to the Stock and Cached rows of the same parameters in the same kind of process, on
+/// The native floor, measured inside the benchmark process: the calls into the platform's AES library
+/// (<see cref="PlatformFloor"/>: OpenSSL on Linux, CNG on Windows, CommonCrypto on macOS) that a row needs at least, made
+/// through the cheapest P/Invoke there is (blittable arguments, raw pointers into pinned arrays, no SafeHandle; on OpenSSL
+/// <c>EVP_CipherUpdate</c> without the GC transition, as CachedAes calls it), with the glue between them in the plainest
+/// managed code. A <c>Floor</c> method of the Steady classes runs it as a third row of each case, so BenchmarkDotNet warms
+/// it up, measures it and runs it next to the Stock and Cached rows of the same parameters in the same kind of process, on
 /// each runtime: the <c>× floor</c> column divides two numbers measured under the same conditions.
 /// <para>
-/// The work per call is that of <c>benchmarks/native-floor/floor.c</c> (which stays, for instruction counts under
-/// callgrind and CI's smoke test): AES-256, the plaintext already padded (padding is not native work), one context
-/// keyed once and reused; ECB one <c>EVP_CipherUpdate</c> of the whole message; CBC on a context that is never
+/// The work per call is that of <c>benchmarks/native-floor/floor.c</c> (OpenSSL; it stays, for instruction counts under
+/// callgrind and CI's smoke test): AES-256, the plaintext already padded (padding is not native work), one handle
+/// (<see cref="FloorCipher"/>) keyed once and reused; ECB one update of the whole message; CBC on a handle that is never
 /// restarted, each message started at its IV by the 16-byte first-block fix-up CachedAes uses; RFC 5649 and RFC 3394
-/// one 16-byte update per AES step on one ECB context. Every floor checks its output against stock's before it is timed.
+/// one 16-byte update per AES step on one ECB handle. Every floor checks its output against stock's before it is timed.
 /// </para>
 /// </summary>
 internal sealed unsafe class NativeFloor : IDisposable
 {
     private const int Block = 16;
 
-    private readonly IntPtr _ctx;
+    private readonly FloorCipher _cipher;
     private readonly byte[] _input;
     private readonly byte[] _output;
     private readonly int _length;
@@ -35,7 +36,7 @@ internal sealed unsafe class NativeFloor : IDisposable
 
     private NativeFloor(bool cbc, bool encrypt, ReadOnlySpan<byte> input, int outputLength, Func<NativeFloor, int> run)
     {
-        _ctx = Libcrypto.KeyedContext(cbc ? Libcrypto.Aes256Cbc : Libcrypto.Aes256Ecb, encrypt, TestData.Key, TestData.Iv);
+        _cipher = FloorCipher.Create(cbc, encrypt, TestData.Key, TestData.Iv);
         _input = GC.AllocateArray<byte>(Math.Max(input.Length, 1), pinned: true);
         input.CopyTo(_input);
         _length = input.Length;
@@ -83,14 +84,14 @@ internal sealed unsafe class NativeFloor : IDisposable
         }
     }
 
-    public void Dispose() => Libcrypto.EVP_CIPHER_CTX_free(_ctx);
+    public void Dispose() => _cipher.Dispose();
 
     private int Ecb()
     {
         fixed (byte* input = _input)
         fixed (byte* output = _output)
         {
-            Libcrypto.Update(_ctx, output, input, _length);
+            _cipher.Update(output, input, _length);
         }
 
         return _length;
@@ -108,7 +109,7 @@ internal sealed unsafe class NativeFloor : IDisposable
         {
             Xor(fix, chain, iv);
             Xor(input, input, fix);
-            Libcrypto.Update(_ctx, output, input, _length);
+            _cipher.Update(output, input, _length);
             Xor(input, input, fix);
             Buffer.MemoryCopy(output + _length - Block, chain, Block, Block);
         }
@@ -124,7 +125,7 @@ internal sealed unsafe class NativeFloor : IDisposable
         fixed (byte* fix = _ivXorChain)
         fixed (byte* iv = _iv)
         {
-            Libcrypto.Update(_ctx, output, input, _length);
+            _cipher.Update(output, input, _length);
             Xor(fix, chain, iv);
             Xor(output, output, fix);
             Buffer.MemoryCopy(input + _length - Block, chain, Block, Block);
@@ -150,7 +151,7 @@ internal sealed unsafe class NativeFloor : IDisposable
             if (padded == 8)
             {
                 Buffer.MemoryCopy(output + 8, b + 8, 8, 8);
-                Libcrypto.Update(_ctx, output, b, Block);
+                _cipher.Update(output, b, Block);
                 return Block;
             }
 
@@ -183,7 +184,7 @@ internal sealed unsafe class NativeFloor : IDisposable
             for (int i = 1; i <= k; i++)
             {
                 *(ulong*)(b + 8) = *(ulong*)(r + (8 * (i - 1)));
-                Libcrypto.Update(_ctx, b, b, Block);
+                _cipher.Update(b, b, Block);
                 *(ulong*)b ^= BinaryPrimitives.ReverseEndianness((ulong)((k * j) + i));
                 *(ulong*)(r + (8 * (i - 1))) = *(ulong*)(b + 8);
             }
@@ -198,7 +199,7 @@ internal sealed unsafe class NativeFloor : IDisposable
             {
                 *(ulong*)b ^= BinaryPrimitives.ReverseEndianness((ulong)((k * j) + i));
                 *(ulong*)(b + 8) = *(ulong*)(r + (8 * (i - 1)));
-                Libcrypto.Update(_ctx, b, b, Block);
+                _cipher.Update(b, b, Block);
                 *(ulong*)(r + (8 * (i - 1))) = *(ulong*)(b + 8);
             }
         }
@@ -214,7 +215,7 @@ internal sealed unsafe class NativeFloor : IDisposable
         {
             if (_length == Block)
             {
-                Libcrypto.Update(_ctx, b, input, Block);
+                _cipher.Update(b, input, Block);
                 *(ulong*)output = *(ulong*)(b + 8);
             }
             else
@@ -327,7 +328,7 @@ internal sealed unsafe class NativeStockSequence
     }
 }
 
-/// <summary>The few libcrypto functions the floors call (<c>libcrypto.so.3</c>, the library CachedAes loads here).</summary>
+/// <summary>The few libcrypto functions the floors call on Linux (<c>libcrypto.so.3</c>, the library CachedAes loads there).</summary>
 internal static unsafe partial class Libcrypto
 {
     private const string Library = "libcrypto.so.3";

@@ -31,7 +31,8 @@ public enum MessageShape
 
 /// <summary>
 /// A message under a new key (<see cref="MessageShape"/>), where a kept keyed handle cannot help: stock <c>Aes.Create()</c>
-/// (baseline) against CachedAes, the least native work (<see cref="NativeRekey"/>), and BouncyCastle's managed AES. Every
+/// (baseline) against CachedAes, the least native work of the platform's library (<see cref="NativeRekey"/>), the least any
+/// <c>Aes</c> subclass with CachedAes's key hygiene pays (<see cref="SubclassFloorAes"/>), and BouncyCastle's managed AES. Every
 /// message uses the next of 64 keys, so no key is ever the one already set. Each method's global setup checks its first
 /// messages against stock's.
 /// </summary>
@@ -66,7 +67,7 @@ public class PerMessage
         Setup(CachedAes.Create, "Cached");
     }
 
-    /// <summary>Prepares the native re-key of one context and checks it.</summary>
+    /// <summary>Prepares the native re-key of one context (OpenSSL) and checks it.</summary>
     [GlobalSetup(Target = nameof(LeastNativeWork))]
     public void SetupLeastNativeWork()
     {
@@ -110,21 +111,25 @@ public class PerMessage
     public int Cached() => Run(CachedAes.Create);
 
     /// <summary>
-    /// The least native work for one message under a new key, the same in every shape: one OpenSSL context that keeps
-    /// its cipher, re-keyed with <c>EVP_CipherInit_ex(ctx, NULL, NULL, key, iv, 1)</c>, and one <c>EVP_CipherUpdate</c>
-    /// of the padded message, through the cheapest P/Invoke.
+    /// The least native work for one message under a new key, the same in every shape, through the cheapest P/Invoke: on
+    /// OpenSSL one context that keeps its cipher, re-keyed with <c>EVP_CipherInit_ex(ctx, NULL, NULL, key, iv, 1)</c>, and
+    /// one <c>EVP_CipherUpdate</c> of the padded message; on CNG and CommonCrypto, which cannot re-key, a key or cryptor
+    /// made from the new key, one encryption and its release (<see cref="PlatformFloor.EncryptCbcUnderNewKey"/>).
     /// </summary>
     [Benchmark]
+    [FloorRow]
     public int LeastNativeWork() => _native!.Run(NextKey(), TestData.Iv, _plaintext, _destination);
 
     /// <summary>
-    /// The least any <c>Aes</c> subclass over OpenSSL pays for the shape while keeping CachedAes's promise that no key
-    /// schedule outlives its use (<see cref="SubclassFloorAes"/>): the <c>Aes</c> base class doing what it does for every
-    /// subclass (constructor, key size check, IV copies, <c>Dispose</c>), the key in a field of the object with a
-    /// finalizer to zero it if dropped, and one keyless context keyed with the cipher, updated once and reset (cleansed)
-    /// per message. No native key memory, no cache, no concurrency guard.
+    /// The least any <c>Aes</c> subclass over the platform's library pays for the shape while keeping CachedAes's promise
+    /// that no key schedule outlives its use (<see cref="SubclassFloorAes"/>): the <c>Aes</c> base class doing what it does
+    /// for every subclass (constructor, key size check, IV copies, <c>Dispose</c>), the key in a field of the object with a
+    /// finalizer to zero it if dropped, and per message on OpenSSL one keyless context keyed with the cipher, updated once
+    /// and reset (cleansed), on CNG and CommonCrypto a key or cryptor made, used once and released. No native key memory,
+    /// no cache, no concurrency guard.
     /// </summary>
     [Benchmark]
+    [FloorRow]
     public int SubclassFloor() => Run(SubclassFloorAes.Create);
 
     /// <summary>
@@ -226,8 +231,9 @@ public class PerMessage
     /// instance or transform dropped without it, by a finalizer (as CachedAes's key owner is: one finalizable object per
     /// key); and per AES-256-CBC encryption one keyless context keyed with the cipher, updated once and reset, so no
     /// key schedule is left behind (what CachedAes's pooled contexts do per new key). One context for the process, used
-    /// by one thread at a time here (the benchmark is single-threaded). Only what the per-message shapes call is
-    /// implemented.
+    /// by one thread at a time here (the benchmark is single-threaded). On CNG and CommonCrypto, which cannot re-key, a key
+    /// or cryptor made from the key, used once and released (<see cref="PlatformFloor.EncryptCbcUnderNewKey"/>): what their
+    /// backends pay per new key. Only what the per-message shapes call is implemented.
     /// </summary>
     private sealed unsafe class SubclassFloorAes : Aes
     {
@@ -252,6 +258,11 @@ public class PerMessage
         public static void AllocateContext()
         {
             FreeContext();
+            if (!PlatformFloor.IsOpenSsl)
+            {
+                return; // CNG and CommonCrypto: nothing kept between messages
+            }
+
             s_ctx = Libcrypto.EVP_CIPHER_CTX_new();
             if (s_ctx == IntPtr.Zero)
             {
@@ -309,6 +320,12 @@ public class PerMessage
             fixed (byte* input = padded)
             fixed (byte* output = destination)
             {
+                if (!PlatformFloor.IsOpenSsl)
+                {
+                    PlatformFloor.EncryptCbcUnderNewKey(k, key.Length, v, input, output, 32);
+                    return 32;
+                }
+
                 if (Libcrypto.EVP_CipherInit_ex(s_ctx, Libcrypto.Aes256Cbc, IntPtr.Zero, k, v, 1) != 1)
                 {
                     throw new CryptographicException("EVP_CipherInit_ex failed.");
@@ -361,10 +378,15 @@ public class PerMessage
         }
     }
 
-    /// <summary>One OpenSSL AES-256-CBC encryption context keyed once; each message re-keys it and encrypts.</summary>
+    /// <summary>
+    /// One OpenSSL AES-256-CBC encryption context keyed once; each message re-keys it and encrypts. On CNG and
+    /// CommonCrypto, which cannot re-key a key or cryptor, each message makes one, encrypts and releases it.
+    /// </summary>
     private sealed unsafe class NativeRekey : IDisposable
     {
-        private readonly IntPtr _ctx = Libcrypto.KeyedContext(Libcrypto.Aes256Cbc, encrypt: true, TestData.Key, TestData.Iv);
+        private readonly IntPtr _ctx = PlatformFloor.IsOpenSsl
+            ? Libcrypto.KeyedContext(Libcrypto.Aes256Cbc, encrypt: true, TestData.Key, TestData.Iv)
+            : IntPtr.Zero;
         private readonly byte[] _padded = GC.AllocateArray<byte>(32, pinned: true);
 
         public int Run(byte[] key, byte[] iv, byte[] plaintext, byte[] destination)
@@ -376,6 +398,12 @@ public class PerMessage
             fixed (byte* input = _padded)
             fixed (byte* output = destination)
             {
+                if (!PlatformFloor.IsOpenSsl)
+                {
+                    PlatformFloor.EncryptCbcUnderNewKey(k, key.Length, v, input, output, 32);
+                    return 32;
+                }
+
                 if (Libcrypto.EVP_CipherInit_ex(_ctx, IntPtr.Zero, IntPtr.Zero, k, v, 1) != 1)
                 {
                     throw new CryptographicException("EVP_CipherInit_ex failed.");
@@ -387,7 +415,13 @@ public class PerMessage
             return 32;
         }
 
-        public void Dispose() => Libcrypto.EVP_CIPHER_CTX_free(_ctx);
+        public void Dispose()
+        {
+            if (_ctx != IntPtr.Zero)
+            {
+                Libcrypto.EVP_CIPHER_CTX_free(_ctx);
+            }
+        }
     }
 
     /// <summary>BouncyCastle's CBC over its AES engine, PKCS7 padding done by hand (one block).</summary>

@@ -55,6 +55,7 @@ internal static class Program
 
     private static int Main(string[] args)
     {
+        BenchmarkSetup.KeepWmiOutUnderWine();
         List<string> rest = [.. args];
         if (rest.Contains(QuickRun.ChildOption))
         {
@@ -109,6 +110,7 @@ internal static class Program
             config.AddJob([.. Runtimes.CpuIntrinsicsJobs(jobs)]);
         }
         config.AddFilter(new SimpleFilter(Net11OnlyAttribute.Includes));
+        config.AddFilter(new SimpleFilter(FloorRowAttribute.Includes));
         if (quick)
         {
             config.AddFilter(new SimpleFilter(QuickSubsetAttribute.Includes));
@@ -132,6 +134,8 @@ internal static class Program
                 (cpuIntrinsics ? $"; each job also with {Runtimes.CpuIntrinsicsVariable}=1 (ids with {Runtimes.CpuIntrinsicsMarker})" : string.Empty));
         }
 
+        Console.WriteLine(PlatformFloor.Describe());
+
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(BenchmarkTypes).Run([.. rest], config)];
         if (rest.Any(a => a is "--list" or "--help" or "--version" or "--info"))
         {
@@ -139,6 +143,11 @@ internal static class Program
         }
 
         bool clean = ShortComparison.PrintAndSave(summaries);
+        foreach (string line in FloorRowAttribute.DescribeLeftOut([.. summaries.SelectMany(s => s.Reports).Select(r => r.BenchmarkCase.Descriptor.Type.Name).Distinct(StringComparer.Ordinal)]))
+        {
+            Console.WriteLine(line);
+        }
+
         bool failed = summaries.Any(s => s.HasCriticalValidationErrors) || !clean;
         return failed ? 1 : 0;
     }

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.ComponentModel;
 using System.Diagnostics;
 using System.Globalization;
 using System.IO;
@@ -41,12 +42,14 @@ internal static class QuickRun
         }
 
         Console.WriteLine($"// Quick run on {RuntimeInformation.FrameworkDescription} ({label} half), in process, quick job.");
+        Console.WriteLine(PlatformFloor.Describe());
 
         ManualConfig config = BenchmarkSetup.CreateBaseConfig()
             .WithArtifactsPath(Path.Combine(artifacts, isChild ? "net11" : "net10"));
         config.AddJob(BenchmarkSetup.QuickJob().WithToolchain(BenchmarkDotNet.Toolchains.InProcess.Emit.InProcessEmitToolchain.Instance).WithId(isChild ? "Quick-net11" : "Quick-net10"));
         config.AddFilter(new SimpleFilter(QuickSubsetAttribute.Includes));
         config.AddFilter(new SimpleFilter(Net11OnlyAttribute.Includes));
+        config.AddFilter(new SimpleFilter(FloorRowAttribute.Includes));
         if (!rest.Any(a => a is "--filter" or "-f"))
         {
             rest.AddRange(["--filter", "*"]);
@@ -71,15 +74,28 @@ internal static class QuickRun
         }
 
         PrintSideBySide(rows, net11Rows);
+        foreach (string line in FloorRowAttribute.DescribeLeftOut([.. rows.Select(r => r.Type).Distinct(StringComparer.Ordinal)]))
+        {
+            Console.WriteLine(line);
+        }
+
         return clean ? 0 : 1;
     }
 
     private static string Net11Project => Path.Combine(Runtimes.RepositoryRoot, "benchmarks", "CachedAes.Benchmarks.Net11");
 
     // Before anything is measured, so that the build does not run beside a measurement: the net11.0 build of these
-    // sources, with the SDK that runs this process (an incremental build when nothing changed).
+    // sources, with the SDK that runs this process (an incremental build when nothing changed). Without the repository
+    // (a copy published elsewhere) or without a dotnet to build with (a self-contained copy, as under Wine), the run is
+    // the .NET 10 half alone, and says so.
     private static bool BuildNet11Half()
     {
+        if (!Runtimes.InRepository)
+        {
+            Console.WriteLine($"// No .NET 11 half: {AppContext.BaseDirectory} is not inside the repository (benchmarks/CachedAes.Benchmarks.Net11 is needed): .NET 10 only.");
+            return false;
+        }
+
         Console.WriteLine("// Building the .NET 11 half (benchmarks/CachedAes.Benchmarks.Net11)...");
         var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (string argument in new[] { "build", Net11Project, "-c", "Release", "-nologo", "-v", "quiet" })
@@ -87,7 +103,12 @@ internal static class QuickRun
             start.ArgumentList.Add(argument);
         }
 
-        using Process build = Process.Start(start)!;
+        using Process? build = TryStart(start);
+        if (build is null)
+        {
+            return false;
+        }
+
         string output = build.StandardOutput.ReadToEnd() + build.StandardError.ReadToEnd();
         build.WaitForExit();
         if (build.ExitCode != 0)
@@ -97,6 +118,20 @@ internal static class QuickRun
         }
 
         return build.ExitCode == 0;
+    }
+
+    // Null, after saying so, when there is no dotnet to start (a self-contained copy, as under Wine).
+    private static Process? TryStart(ProcessStartInfo start)
+    {
+        try
+        {
+            return Process.Start(start);
+        }
+        catch (Win32Exception e)
+        {
+            Console.WriteLine($"// No .NET 11 half: '{start.FileName}' could not be started to build it ({e.Message}): .NET 10 only.");
+            return null;
+        }
     }
 
     private static int RunNet11Half(List<string> rest, string artifacts, string file)

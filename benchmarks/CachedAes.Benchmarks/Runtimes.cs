@@ -73,8 +73,17 @@ internal static class Runtimes
         }
     }
 
+    private static readonly string? s_repositoryRoot = FindRepositoryRoot();
+
+    /// <summary>
+    /// True when this build runs from inside the repository (<c>dotnet run</c>, or a copy published under its folders);
+    /// false for a copy published outside it, which has no .NET 11 job.
+    /// </summary>
+    public static bool InRepository => s_repositoryRoot is not null;
+
     /// <summary>The repository root, found from this assembly's folder (benchmarks/CachedAes.Benchmarks/bin/...).</summary>
-    public static string RepositoryRoot { get; } = FindRepositoryRoot();
+    public static string RepositoryRoot => s_repositoryRoot
+        ?? throw new InvalidOperationException($"No repository root above {AppContext.BaseDirectory} (looked for build/Dotnet11Runtime).");
 
     /// <summary>The .NET 11 dotnet root's muxer that runs the .NET 11 job's processes.</summary>
     public static string Net11Dotnet => Path.Combine(RepositoryRoot, "artifacts", "dotnet11", OperatingSystem.IsWindows() ? "dotnet.exe" : "dotnet");
@@ -85,7 +94,7 @@ internal static class Runtimes
         new DotNetCliBuilder("net11.0", customDotNetCliPath: null, logOutput: false),
         new DotNetCliExecutor(Net11Dotnet));
 
-    private static string FindRepositoryRoot()
+    private static string? FindRepositoryRoot()
     {
         for (DirectoryInfo? folder = new(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
         {
@@ -95,7 +104,7 @@ internal static class Runtimes
             }
         }
 
-        throw new InvalidOperationException($"No repository root above {AppContext.BaseDirectory} (looked for build/Dotnet11Runtime).");
+        return null;
     }
 
     /// <summary>BenchmarkDotNet's project generator, with the project it references replaced by the net11.0 build of these sources.</summary>
