@@ -559,7 +559,8 @@ consume_readme() {
       fail "README.md's Install line failed in a fresh app: $line"
       return 0
     fi
-    install_warnings+=$(grep -E 'warning [A-Z]+[0-9]+' "$logs/readme-install-$n.log" | sort -u)
+    # `dotnet add package` prints NuGet's warnings as "warn : NU1603: ...", a build as "warning NU1603: ...".
+    install_warnings+=$(grep -E '(warning|warn :) [A-Z]+[0-9]+' "$logs/readme-install-$n.log" | sort -u)
   done <"$work/readme-install.txt"
   if [[ "$feed_line" != *"~/cachedaes-feed"* ]] || ! grep -q 'nuget add source ~/cachedaes-feed .*--configfile' "$work/readme-install.txt"; then
     fail "README.md's Install block does not pack into and add as a source (with --configfile) one folder, ~/cachedaes-feed"
@@ -591,19 +592,20 @@ consume_readme() {
   check_restored "the README app"
   build_stock_app || return 0
 
-  local cached_dll="$work/readme-app-bin/ReadmeApp.dll" ring="$work/ring-stock-first"
-  ring_step "stock app making the ring" ring1-stock dotnet "$stock_dll" "$ring" \
-    && ring_step "README app on the stock app's ring" ring1-cached dotnet "$cached_dll" "$ring" \
-    && ring_step "stock app after the README app, rotating" ring1-stock-rotate dotnet "$stock_dll" "$ring" rotate \
-    && ring_step "README app after the stock app's rotation, rotating" ring1-cached-rotate dotnet "$cached_dll" "$ring" rotate \
-    && ring_step "stock app after the README app's rotation" ring1-stock-end dotnet "$stock_dll" "$ring" \
-    && pass "key ring made by the stock app, shared both ways across a rotation by each: README app $(grep -h '^dataprotection: ' "$logs/ring1-cached-rotate.log" | sed 's/^dataprotection: //'), each on CachedAes; stock app $(grep -h '^stock: ' "$logs/ring1-stock-end.log" | sed 's/^stock: //')"
-  ring="$work/ring-cached-first"
-  ring_step "README app making the ring" ring2-cached dotnet "$cached_dll" "$ring" \
-    && ring_step "stock app on the README app's ring, rotating" ring2-stock dotnet "$stock_dll" "$ring" rotate \
-    && ring_step "README app after the stock app's rotation" ring2-cached-end dotnet "$cached_dll" "$ring" \
-    && ring_step "stock app at the end" ring2-stock-end dotnet "$stock_dll" "$ring" \
-    && pass "key ring made by the README app: the stock app (no CachedAes) reads it, rotates, and each reads the other's payloads ($(grep -h '^stock: ' "$logs/ring2-stock-end.log"))"
+  # Every turn runs even after one failed, so that a ring one app could not read is reported by that app too.
+  local cached_dll="$work/readme-app-bin/ReadmeApp.dll" ring="$work/ring-stock-first" ok=1
+  ring_step "stock app making the ring" ring1-stock dotnet "$stock_dll" "$ring" || ok=0
+  ring_step "README app on the stock app's ring" ring1-cached dotnet "$cached_dll" "$ring" || ok=0
+  ring_step "stock app after the README app, rotating" ring1-stock-rotate dotnet "$stock_dll" "$ring" rotate || ok=0
+  ring_step "README app after the stock app's rotation, rotating" ring1-cached-rotate dotnet "$cached_dll" "$ring" rotate || ok=0
+  ring_step "stock app after the README app's rotation" ring1-stock-end dotnet "$stock_dll" "$ring" || ok=0
+  [[ $ok -eq 1 ]] && pass "key ring made by the stock app, shared both ways across a rotation by each: README app $(grep -h '^dataprotection: ' "$logs/ring1-cached-rotate.log" | sed 's/^dataprotection: //'), each on CachedAes; stock app $(grep -h '^stock: ' "$logs/ring1-stock-end.log" | sed 's/^stock: //')"
+  ring="$work/ring-cached-first" ok=1
+  ring_step "README app making the ring" ring2-cached dotnet "$cached_dll" "$ring" || ok=0
+  ring_step "stock app on the README app's ring, rotating" ring2-stock dotnet "$stock_dll" "$ring" rotate || ok=0
+  ring_step "README app after the stock app's rotation" ring2-cached-end dotnet "$cached_dll" "$ring" || ok=0
+  ring_step "stock app at the end" ring2-stock-end dotnet "$stock_dll" "$ring" || ok=0
+  [[ $ok -eq 1 ]] && pass "key ring made by the README app: the stock app (no CachedAes) reads it, rotates, and each reads the other's payloads ($(grep -h '^stock: ' "$logs/ring2-stock-end.log"))"
   local backend
   backend=$(sed -n 's/^backend: //p' "$logs/ring1-cached.log")
   [[ "$expected_backend" == any || "$backend" == "$expected_backend" ]] || fail "the README app's backend is '$backend', expected '$expected_backend'"
