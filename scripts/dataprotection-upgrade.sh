@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# A Data Protection key ring across CachedAes versions. Data Protection stores CachedAes's assembly-qualified type name,
-# assembly version included, in every key UseCachedAes() makes, and the assembly version is <major>.0.0.0
-# (CONTRIBUTING.md, "Versions and packages"). This builds tests/CachedAes.DataProtection.UpgradeCheck against CachedAes
-# built as this release, as the next minor release and as the next major release (VersionPrefix set for each; each
-# build in its own folder), then has one build write a key ring and payloads and another read them back:
-#   this -> next minor, next minor -> this     (upgrade and rollback within a major version: must read)
-#   this -> next major                         (upgrade to a new major version: must read)
-#   next major -> this                         (rollback across a major version: must fail, as documented, because
-#                                               .NET does not load an assembly older than the name asks for)
+# A Data Protection key ring across CachedAes versions and shared with an application without CachedAes. UseCachedAes()
+# writes nothing naming CachedAes into the key ring (docs/integrations.md), so every pairing below must read every payload.
+# This builds tests/CachedAes.DataProtection.UpgradeCheck against CachedAes built as this release, as the next minor and
+# as the next major release (VersionPrefix set for each, so each has its own assembly version; each build in its own
+# folder), and once without CachedAes at all (-p:CachedAesStockOnly=true: stock Data Protection, the package removed).
+# Then builds write key rings and payloads and other builds read them:
+#   this <-> next minor, this <-> next major                (upgrades and rollbacks, within and across major versions)
+#   stock-only first, then this; this first, then stock-only (a shared ring, either application first), each with two
+#                                                           key rotations, one by each side, every payload read by both
+#   the key ring the first UseCachedAes() wrote (tests/CachedAes.DataProtection.Tests/LegacyKeyRing, its key names
+#   CachedAes 0.0.0.0): this and the next major read it; stock-only cannot (the lock-in those keys carry); after the
+#   documented move (the key's algorithm rewritten to Aes) stock-only and this read every payload.
+# Builds with CachedAes also check that CachedAes ran for every payload UseCachedAes() protected or unprotected.
 # Prints PASS/FAIL lines and "dataprotection-upgrade: N passed, N failed, N skipped"; exits non-zero on a failure.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 app="$repo/tests/CachedAes.DataProtection.UpgradeCheck/CachedAes.DataProtection.UpgradeCheck.csproj"
+legacy="$repo/tests/CachedAes.DataProtection.Tests/LegacyKeyRing"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cachedaes-dp-upgrade.XXXXXX")
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
@@ -32,57 +37,80 @@ major="$((BASH_REMATCH[1] + 1)).0.0"
 
 # Each build has its own artifacts folder, so none touches the repository's bin/ and obj/ or another build's output.
 declare -A exe
-for version in "$this" "$minor" "$major"; do
-  out="$work/build-$version"
-  if dotnet build "$app" -c Release -p:VersionPrefix="$version" -p:UseArtifactsOutput=true -p:ArtifactsPath="$out" >"$work/build-$version.log" 2>&1; then
-    exe[$version]="$out/bin/CachedAes.DataProtection.UpgradeCheck/release/CachedAes.DataProtection.UpgradeCheck.dll"
-    loaded=$(dotnet "${exe[$version]}" read /nonexistent 2>/dev/null | sed -n 's/^cachedaes-assembly: //p')
-    pass "built against CachedAes $version ($loaded)"
+for build in "$this" "$minor" "$major" stock-only; do
+  out="$work/build-$build"
+  if [[ "$build" == stock-only ]]; then props=(-p:CachedAesStockOnly=true); else props=(-p:VersionPrefix="$build"); fi
+  if dotnet build "$app" -c Release "${props[@]}" -p:UseArtifactsOutput=true -p:ArtifactsPath="$out" >"$work/build-$build.log" 2>&1; then
+    exe[$build]="$out/bin/CachedAes.DataProtection.UpgradeCheck/release/CachedAes.DataProtection.UpgradeCheck.dll"
+    pass "built $build ($(dotnet "${exe[$build]}" read /nonexistent 2>/dev/null | sed -n 's/^cachedaes-assembly: //p'))"
   else
-    tail -n 20 "$work/build-$version.log"
-    fail "build against CachedAes $version"
+    tail -n 20 "$work/build-$build.log"
+    fail "build $build"
     finish
   fi
 done
-
-# The assembly versions the policy gives: this release and the next minor share one; the next major has its own.
-name_of() { dotnet "${exe[$1]}" read /nonexistent 2>/dev/null | sed -n 's/^cachedaes-assembly: //p'; }
-this_name=$(name_of "$this") minor_name=$(name_of "$minor") major_name=$(name_of "$major")
-if [[ "$this_name" == "$minor_name" && "$this_name" == *"Version=${this%%.*}.0.0.0,"* && "$major_name" == *"Version=${major%%.*}.0.0.0,"* ]]; then
-  pass "assembly versions: $this and $minor are ${this%%.*}.0.0.0, $major is ${major%%.*}.0.0.0"
-else
-  fail "assembly versions do not follow <major>.0.0.0: '$this_name', '$minor_name', '$major_name'"
+if ls "$work/build-stock-only/bin/CachedAes.DataProtection.UpgradeCheck/release/" | grep -qi '^cachedaes\.dll$'; then
+  fail "the stock-only build carries CachedAes.dll"
 fi
 
-# read_ring WRITER READER: the reader's log; returns the reader's exit code.
-read_ring() {
-  local ring="$work/ring-$1-to-$2"
-  if ! dotnet "${exe[$1]}" write "$ring" >"$ring.write.log" 2>&1; then
-    cat "$ring.write.log"
-    echo "(the writer failed)" >"$ring.read.log"
-    return 1
-  fi
-  dotnet "${exe[$2]}" read "$ring" >"$ring.read.log" 2>&1
+# step RING BUILD write|read [rotate]: runs one build on a ring; the log is RING.N.log. Returns 0 on "upgrade-check: OK".
+step() {
+  local ring=$1 build=$2 n
+  shift 2
+  n=$(ls "$ring".*.log 2>/dev/null | wc -l)
+  local log="$ring.$n.log"
+  dotnet "${exe[$build]}" "$1" "$ring" "${@:2}" >"$log" 2>&1
+  local rc=$?
+  last_log=$log
+  [[ $rc -eq 0 ]] && grep -qx 'upgrade-check: OK' "$log"
+}
+show() { grep -E '^(FAIL|key:|cachedaes-assembly|upgrade-check)' "$last_log" | head -n 12; }
+
+# sequence NAME BUILD:ACTION...: one ring, the steps in order; one PASS or FAIL for the whole sequence.
+sequence() {
+  local name=$1 ring="$work/ring-${1// /-}" s build action
+  shift
+  for s in "$@"; do
+    IFS=: read -r build action <<<"$s"
+    if ! step "$ring" "$build" ${action//+/ }; then
+      show
+      fail "$name: $build $action"
+      return
+    fi
+  done
+  pass "$name: $(grep -c '^ok:' "$ring".*.log | awk -F: '{n += $2} END {print n}') checks, $(ls "$ring"/key-*.xml | wc -l) keys, none naming CachedAes"
 }
 
-for pair in "$this $minor" "$minor $this" "$this $major"; do
-  read -r writer reader <<<"$pair"
-  log="$work/ring-$writer-to-$reader.read.log"
-  if read_ring "$writer" "$reader" && grep -qx 'upgrade-check: OK' "$log"; then
-    pass "key ring written with CachedAes $writer, read with $reader: $(grep -c '^ok:' "$log") checks, $(sed -n 's/^key-records: .*\(Version=[^,]*\).*/the key names \1/p' "$log")"
+sequence "this to next minor and back" "$this:write" "$minor:read" "$minor:write+rotate" "$this:read"
+sequence "this to next major and back" "$this:write" "$major:read" "$major:write+rotate" "$this:read"
+sequence "stock-only first, then this" "stock-only:write" "$this:read" "$this:write+rotate" "stock-only:read" "stock-only:write+rotate" "$this:read" "stock-only:read"
+sequence "this first, then stock-only" "$this:write" "stock-only:read" "stock-only:write+rotate" "$this:read" "$this:write+rotate" "stock-only:read" "$this:read"
+
+# The key ring of the first UseCachedAes(): its key names CachedAes, Version=0.0.0.0.
+legacy_ring() { rm -rf "$work/$1" && mkdir -p "$work/$1" && cp "$legacy"/* "$work/$1/"; }
+for build in "$this" "$major"; do
+  legacy_ring "legacy-$build"
+  if step "$work/legacy-$build" "$build" read; then
+    pass "the first UseCachedAes()'s key ring, read by $build: $(grep -c '^ok:' "$last_log") checks, CachedAes ran for each"
   else
-    grep -E '^(FAIL|key-records|cachedaes-assembly|upgrade-check|\(the writer)' "$log" | head -n 8
-    fail "key ring written with CachedAes $writer, read with $reader"
+    show
+    fail "the first UseCachedAes()'s key ring, read by $build"
   fi
 done
-
-# The documented limit: an earlier major version cannot load the later one's assembly name, so no payload unprotects.
-log="$work/ring-$major-to-$this.read.log"
-read_ring "$major" "$this"
-if [[ $(grep -c '^FAIL: .*-byte payload: .*FileNotFoundException: Could not load file or assembly .CachedAes, Version='"${major%%.*}"'\.0\.0\.0' "$log") -eq 14 ]]; then
-  pass "key ring written with CachedAes $major, read with $this: no payload unprotects, the key's assembly cannot be loaded (as documented)"
+legacy_ring legacy-stock-only
+step "$work/legacy-stock-only" stock-only read
+if [[ $(grep -c '^FAIL: stock configuration: .*-byte payload of .*FileNotFoundException: Could not load file or assembly .CachedAes, Version=0\.0\.0\.0' "$last_log") -eq 7 ]]; then
+  pass "the first UseCachedAes()'s key ring, read by stock-only: no payload unprotects, the key names an assembly that is not there (as documented)"
 else
-  grep -E '^(ok|FAIL|key-records|upgrade-check)' "$log" | head -n 8
-  fail "key ring written with CachedAes $major, read with $this: expected each of the 14 unprotects to fail for the missing assembly version"
+  show
+  fail "the first UseCachedAes()'s key ring, read by stock-only: expected each of the 7 unprotects to fail for the missing CachedAes assembly"
+fi
+legacy_ring legacy-moved
+sed -i 's/algorithm="CachedCryptography\.CachedAes, CachedAes, Version=[^"]*"/algorithm="Aes"/' "$work"/legacy-moved/key-*.xml
+if ! grep -q CachedAes "$work"/legacy-moved/key-*.xml && step "$work/legacy-moved" stock-only read && step "$work/legacy-moved" "$this" read; then
+  pass "the first UseCachedAes()'s key ring with its key's algorithm rewritten to Aes: stock-only and $this read every payload"
+else
+  show
+  fail "the first UseCachedAes()'s key ring with its key's algorithm rewritten to Aes"
 fi
 finish

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Data Protection on Windows with and without UseCachedAes(), under Wine (on demand; not part of .ci/run):
+# Data Protection on Windows, stock and UseCachedAes() sharing one key ring, under Wine (on demand; not part of .ci/run):
 #
 #   bash scripts/wine-dataprotection.sh
 #
 # Publishes tests/CachedAes.DataProtection.WineCheck self-contained for win-x64 (.NET 10 and ASP.NET Core 10, whose
 # win-x64 runtime packs restore from the package source), creates a fresh Wine prefix and runs it twice, as Windows 7
-# and as Windows 10, with the Wine lane's settings (scripts/wine-lane.sh). The program reports which authenticated
-# encryptor Data Protection gives a key made by its default configuration and one made with UseCachedAes(), and checks
-# that a payload of either unprotects under the other with the same master key. Ends with
-# "wine-dataprotection: N passed, N failed, N skipped". Installs Debian's Wine when missing, as the Wine lane does.
+# and as Windows 10, with the Wine lane's settings (scripts/wine-lane.sh). In one key ring made by stock's default
+# configuration, and in one made by UseCachedAes(), the program reports which authenticated encryptor each application
+# gets for the same key (stock: Data Protection's CNG encryptor; UseCachedAes(): its managed encryptor over CachedAes),
+# and checks that the ring names no CachedAes, that CachedAes ran for UseCachedAes() and not for stock, and that payloads
+# cross both ways. Ends with "wine-dataprotection: N passed, N failed, N skipped". Installs Debian's Wine when missing,
+# as the Wine lane does.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1

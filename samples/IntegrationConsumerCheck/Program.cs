@@ -1,22 +1,37 @@
-// The packed-package check of the integration packages (scripts/consumer-test.sh), not a usage example: an app that
-// switches IdentityModel JWE and ASP.NET Core Data Protection to CachedAes with one line each, as the packages' readmes
-// show, and checks against the same libraries left stock that the work went through CachedAes and that data moves both
-// ways. Prints "integration-check: OK" and exits 0, or each mismatch and exits 1.
+// The packed-package check of the integration packages (scripts/consumer-test.sh), not a usage example. README.md's
+// one-liners are compiled in as they are written there: the script extracts them, with their using lines, into
+// a generated C# file (static class ReadmeLines) beside this file. With them, this app:
+//  - makes and reads JWE tokens between IdentityModel switched to CachedAes and a stock factory, both ways;
+//  - shares the Data Protection key ring in folder RING (the first argument) with an app without CachedAes
+//    (samples/StockDataProtectionCheck): it unprotects every payload that app left in RING/stock.txt, each on CachedAes
+//    (counted with the CachedAes meter, so an existing ring runs on CachedAes from the first payload), makes a new key
+//    first when the second argument is "rotate", protects payloads of its own into RING/cached.txt, and checks that no
+//    key in the ring names CachedAes.
+// Prints "integration-check: OK" and exits 0, or each mismatch and exits 1.
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.Metrics;
 using System.IO;
+using System.Linq;
 using System.Reflection;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
-using System.Xml.Linq;
 using CachedCryptography;
 using CachedCryptography.DataProtection;
 using CachedCryptography.IdentityModel;
 using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.DataProtection.KeyManagement;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.IdentityModel.JsonWebTokens;
 using Microsoft.IdentityModel.Tokens;
 
+if (args.Length is < 1 or > 2 || (args.Length == 2 && args[1] != "rotate"))
+{
+    Console.Error.WriteLine("usage: IntegrationConsumerCheck RING [rotate]");
+    return 2;
+}
+
+var keys = new DirectoryInfo(args[0]);
 int checks = 0;
 int failures = 0;
 
@@ -30,7 +45,6 @@ void Check(bool ok, string what)
     }
 }
 
-DirectoryInfo keys = Directory.CreateTempSubdirectory("cachedaes-integration-check-");
 try
 {
     Console.WriteLine($"backend: {CachedAes.Create().Backend}");
@@ -45,7 +59,7 @@ try
     var stockFactory = new CryptoProviderFactory();
     var stockKek = new SymmetricSecurityKey(kekBytes) { CryptoProviderFactory = stockFactory };
 
-    CryptoProviderFactory.Default.UseCachedAes();
+    ReadmeLines.IdentityModel();   // README.md: CryptoProviderFactory.Default.UseCachedAes();
 
     var kek = new SymmetricSecurityKey(kekBytes);
     Check(CryptoProviderFactory.Default.CreateKeyWrapProvider(kek, SecurityAlgorithms.Aes256KW) is CachedAesKeyWrapProvider, "the default factory makes CachedAes key-wrap providers");
@@ -82,95 +96,69 @@ try
         }
     }
 
-    // ---- Data Protection: the one line, a key ring on disk, and a new provider with stock's default configuration.
-    ServiceProvider Build(bool useCachedAes)
+    // ---- Data Protection: README's line, over the key ring shared with the stock app.
+    long handles = 0;
+    using var listener = new MeterListener();
+    listener.InstrumentPublished = (instrument, l) =>
     {
-        var services = new ServiceCollection();
-        IDataProtectionBuilder builder = services.AddDataProtection().SetApplicationName("integration-check").PersistKeysToFileSystem(keys);
-        if (useCachedAes)
+        if (instrument.Meter.Name == CachedAesMetrics.MeterName && instrument.Name == "cachedaes.handles.created")
         {
-            builder.UseCachedAes();
+            l.EnableMeasurementEvents(instrument);
         }
-
-        return services.BuildServiceProvider();
+    };
+    listener.SetMeasurementEventCallback<long>((_, value, _, _) => System.Threading.Interlocked.Add(ref handles, value));
+    listener.Start();
+    bool RanCachedAes(Action action)
+    {
+        long before = System.Threading.Interlocked.Read(ref handles);
+        action();
+        return System.Threading.Interlocked.Read(ref handles) > before;
     }
 
-    var payloads = new List<(byte[] Plaintext, byte[] Payload)>();
-    using (ServiceProvider cachedServices = Build(useCachedAes: true))
+    keys.Create();
+    var services = new ServiceCollection();
+    services.AddDataProtection().SetApplicationName("integration-check").PersistKeysToFileSystem(keys);
+    ReadmeLines.DataProtection(services);   // README.md: services.AddDataProtection().UseCachedAes();
+    using ServiceProvider provider = services.BuildServiceProvider();
+    IDataProtector protector = provider.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
+
+    string stockFile = Path.Combine(keys.FullName, "stock.txt");
+    string[] stockLines = File.Exists(stockFile) ? File.ReadAllLines(stockFile) : [];
+    int read = 0;
+    foreach (string line in stockLines)
     {
-        IDataProtector cached = cachedServices.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
-        foreach (int length in new[] { 0, 1, 16, 100, 3000 })
-        {
-            byte[] plaintext = RandomNumberGenerator.GetBytes(length);
-            payloads.Add((plaintext, cached.Protect(plaintext)));
-        }
+        string[] parts = line.Split(' ');
+        byte[] plaintext = Convert.FromHexString(parts[0]);
+        byte[] result = [];
+        bool ran = RanCachedAes(() => result = protector.Unprotect(Convert.FromBase64String(parts[1])));
+        Check(result.AsSpan().SequenceEqual(plaintext) && ran, $"Data Protection: the stock app's {plaintext.Length}-byte payload (line {read + 1}), unprotected on CachedAes: {ran}");
+        read++;
     }
 
-    FileInfo[] keyFiles = keys.GetFiles("key-*.xml");
-    Check(keyFiles.Length == 1, $"one key in the ring ({keyFiles.Length})");
-    string? algorithm = keyFiles.Length == 1 ? (string?)XDocument.Load(keyFiles[0].FullName).Root?.Element("descriptor")?.Element("descriptor")?.Element("encryption")?.Attribute("algorithm") : null;
-    Check(algorithm == typeof(CachedAes).AssemblyQualifiedName, $"the key names CachedAes ({algorithm})");
-
-    // A new provider without UseCachedAes over the same ring: the key names CachedAes, and Data Protection uses what the
-    // key says, so this provider unprotects, and protects, with CachedAes too. It checks that an app reads the ring
-    // without the one line (as long as the CachedAes assembly is there), not that stock AES reads CachedAes's payloads.
-    using (ServiceProvider withoutLine = Build(useCachedAes: false))
+    if (args.Length == 2)
     {
-        IDataProtector reader = withoutLine.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
-        foreach ((byte[] plaintext, byte[] payload) in payloads)
-        {
-            Check(reader.Unprotect(payload).AsSpan().SequenceEqual(plaintext), $"Data Protection {plaintext.Length} bytes, UseCachedAes -> a new provider without UseCachedAes (the key says CachedAes)");
-        }
-
-        byte[] byReader = reader.Protect([1, 2, 3]);
-        using ServiceProvider cachedAgain = Build(useCachedAes: true);
-        Check(cachedAgain.GetRequiredService<IDataProtectionProvider>().CreateProtector("check").Unprotect(byReader).AsSpan().SequenceEqual(new byte[] { 1, 2, 3 }),
-            "Data Protection, a provider without UseCachedAes (CachedAes, as the key says) -> a new UseCachedAes provider");
+        IKey key = provider.GetRequiredService<IKeyManager>().CreateNewKey(DateTimeOffset.UtcNow, DateTimeOffset.UtcNow.AddDays(90));
+        Console.WriteLine($"new-key: {key.KeyId}");
     }
 
-    // Stock AES on the same master key: a second ring holding a copy of the key whose encryption algorithm is Aes (stock),
-    // so payloads really cross between CachedAes and stock AES, both ways.
-    DirectoryInfo stockKeys = Directory.CreateTempSubdirectory("cachedaes-integration-check-stock-");
-    try
+    var lines = new List<string>();
+    foreach (int length in new[] { 0, 1, 16, 100, 3000 })
     {
-        if (keyFiles.Length == 1)
-        {
-            XDocument stockKey = XDocument.Load(keyFiles[0].FullName);
-            foreach (XElement encryption in stockKey.Descendants("encryption"))
-            {
-                encryption.SetAttributeValue("algorithm", "Aes");
-            }
-
-            stockKey.Save(Path.Combine(stockKeys.FullName, keyFiles[0].Name));
-        }
-
-        var stockServiceCollection = new ServiceCollection();
-        stockServiceCollection.AddDataProtection().SetApplicationName("integration-check").PersistKeysToFileSystem(stockKeys).DisableAutomaticKeyGeneration();
-        using ServiceProvider stockServices = stockServiceCollection.BuildServiceProvider();
-        IDataProtector stock = stockServices.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
-        foreach ((byte[] plaintext, byte[] payload) in payloads)
-        {
-            Check(stock.Unprotect(payload).AsSpan().SequenceEqual(plaintext), $"Data Protection {plaintext.Length} bytes, CachedAes -> stock AES (the same key, its algorithm set to Aes)");
-        }
-
-        byte[] byStock = stock.Protect([4, 5, 6]);
-        using ServiceProvider cachedReader = Build(useCachedAes: true);
-        Check(cachedReader.GetRequiredService<IDataProtectionProvider>().CreateProtector("check").Unprotect(byStock).AsSpan().SequenceEqual(new byte[] { 4, 5, 6 }),
-            "Data Protection, stock AES -> CachedAes (the key ring naming CachedAes)");
+        byte[] plaintext = RandomNumberGenerator.GetBytes(length);
+        byte[] payload = [];
+        Check(RanCachedAes(() => payload = protector.Protect(plaintext)), $"Data Protection: {length}-byte payload protected on CachedAes");
+        lines.Add($"{Convert.ToHexString(plaintext)} {Convert.ToBase64String(payload)}");
     }
-    finally
-    {
-        stockKeys.Delete(recursive: true);
-    }
+
+    File.AppendAllLines(Path.Combine(keys.FullName, "cached.txt"), lines);
+    string[] naming = [.. keys.GetFiles("key-*.xml").Where(f => File.ReadAllText(f.FullName).Contains("CachedAes", StringComparison.Ordinal)).Select(f => f.Name)];
+    Check(keys.GetFiles("key-*.xml").Length > 0 && naming.Length == 0, $"the key ring names no CachedAes ({string.Join(", ", naming)})");
+    Console.WriteLine($"dataprotection: read {read} payloads of the stock app, wrote {lines.Count}, {keys.GetFiles("key-*.xml").Length} keys in the ring");
 }
 catch (Exception ex)
 {
     Console.WriteLine($"integration-check: FAILED ({ex.GetType().FullName}: {ex.Message})");
     return 2;
-}
-finally
-{
-    keys.Delete(recursive: true);
 }
 
 Console.WriteLine($"checks: {checks}, mismatches: {failures}");

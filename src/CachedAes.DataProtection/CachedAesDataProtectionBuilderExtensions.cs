@@ -1,7 +1,13 @@
 using System;
+using System.Linq;
 using System.Security.Cryptography;
 using Microsoft.AspNetCore.DataProtection;
-using Microsoft.AspNetCore.DataProtection.AuthenticatedEncryption.ConfigurationModel;
+using Microsoft.AspNetCore.DataProtection.KeyManagement;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
 
 namespace CachedCryptography.DataProtection;
 
@@ -9,40 +15,55 @@ namespace CachedCryptography.DataProtection;
 public static class CachedAesDataProtectionBuilderExtensions
 {
     /// <summary>
-    /// Makes Data Protection create its new keys for its managed authenticated encryptor with <see cref="CachedAes"/> as
-    /// the encryption algorithm: AES-256-CBC with HMACSHA256, Data Protection's default algorithms, by way of
-    /// <see cref="DataProtectionBuilderExtensions.UseCustomCryptographicAlgorithms(IDataProtectionBuilder, ManagedAuthenticatedEncryptorConfiguration)"/>
-    /// with a <see cref="ManagedAuthenticatedEncryptorConfiguration"/> whose
-    /// <see cref="ManagedAuthenticatedEncryptorConfiguration.EncryptionAlgorithmType"/> is <see cref="CachedAes"/>.
+    /// Makes Data Protection run its AES on <see cref="CachedAes"/> for every key whose algorithms are AES-CBC with an
+    /// HMAC, existing keys included, from the first payload, without writing anything that names CachedAes into the key
+    /// ring.
     /// </summary>
     /// <param name="builder">The builder from <c>services.AddDataProtection()</c>.</param>
     /// <returns><paramref name="builder"/>, for chaining.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="builder"/> is null.</exception>
     /// <remarks>
     /// <para>
-    /// Payloads are the same format as stock Data Protection's: what a key made with this setting protects, stock Data
-    /// Protection unprotects with the same key ring, and the reverse. The setting applies to keys created after it: each
-    /// key records its algorithms, so keys made before keep using what they were made with (stock <see cref="Aes"/>, or on
-    /// Windows Data Protection's own CNG encryptor), and keys made with it record CachedAes's assembly-qualified type name.
-    /// Such keys can be read only where that CachedAes assembly can be loaded, for as long as they or the data protected
-    /// with them must be read. The name carries the assembly version, which is the package's major version only
-    /// (<c>0.0.0.0</c> for every 0.x release): any release of the same major version reads the keys, after an upgrade or a
-    /// rollback, and a later major release reads an earlier one's; an earlier major release cannot read a later one's.
+    /// It puts an authenticated-encryptor factory first in <see cref="KeyManagementOptions.AuthenticatedEncryptorFactories"/>.
+    /// For a key of Data Protection's default algorithms (AES-256-CBC with HMACSHA256, or another AES-CBC key size and
+    /// HMACSHA256 or HMACSHA512 set with <c>UseCryptographicAlgorithms</c>), or of a managed configuration naming
+    /// <see cref="Aes"/>, that factory builds Data Protection's own managed encryptor with CachedAes as its AES, in
+    /// memory. Other keys (AES-GCM, CNG configurations of one's own) keep Data Protection's encryptors. Calling it twice
+    /// changes nothing.
     /// </para>
     /// <para>
-    /// On Windows this also replaces Data Protection's default CNG encryptor (AES-CBC, the HMAC and the key derivation in
-    /// <c>bcrypt.dll</c>) with the managed encryptor (the key derivation and the HMAC in .NET, AES on CachedAes, which
-    /// uses <c>bcrypt.dll</c> there): docs/integrations.md in the repository says what changes.
+    /// The key ring is stock's: new keys are made by Data Protection's configuration as if this call were not there, so an
+    /// application without CachedAes reads the ring, and removing the package changes nothing but the speed. Payloads are
+    /// Data Protection's own format, and cross both ways with stock Data Protection over the same ring.
+    /// </para>
+    /// <para>
+    /// Keys that the package's first releases wrote (their <c>encryption</c> element names
+    /// <c>CachedCryptography.CachedAes, CachedAes, ...</c>) keep working here, and need the CachedAes assembly wherever
+    /// they are read: docs/integrations.md in the repository says how to move off them.
+    /// </para>
+    /// <para>
+    /// On Windows, where Data Protection's default keys run on its CNG encryptor (key derivation, HMAC and AES-CBC in
+    /// <c>bcrypt.dll</c>), such keys run on the managed encryptor over CachedAes instead (HMAC and key derivation through
+    /// .NET's own classes, AES through CachedAes, all in <c>bcrypt.dll</c>); the payloads are the same.
     /// </para>
     /// </remarks>
     public static IDataProtectionBuilder UseCachedAes(this IDataProtectionBuilder builder)
     {
         ArgumentNullException.ThrowIfNull(builder);
-        return builder.UseCustomCryptographicAlgorithms(new ManagedAuthenticatedEncryptorConfiguration
+        builder.Services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<KeyManagementOptions>, CachedAesKeyManagementSetup>());
+        return builder;
+    }
+
+    /// <summary>Puts the CachedAes factory first in the list Data Protection's own setup filled.</summary>
+    private sealed class CachedAesKeyManagementSetup(IServiceProvider services) : IConfigureOptions<KeyManagementOptions>
+    {
+        public void Configure(KeyManagementOptions options)
         {
-            EncryptionAlgorithmType = typeof(CachedAes),
-            EncryptionAlgorithmKeySize = 256,
-            ValidationAlgorithmType = typeof(HMACSHA256),
-        });
+            if (!options.AuthenticatedEncryptorFactories.Any(f => f is CachedAesAuthenticatedEncryptorFactory))
+            {
+                ILoggerFactory loggerFactory = services.GetService<ILoggerFactory>() ?? NullLoggerFactory.Instance;
+                options.AuthenticatedEncryptorFactories.Insert(0, new CachedAesAuthenticatedEncryptorFactory(loggerFactory));
+            }
+        }
     }
 }

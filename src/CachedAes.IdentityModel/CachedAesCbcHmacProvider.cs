@@ -2,6 +2,7 @@ using System;
 using System.Buffers.Binary;
 using System.Security.Cryptography;
 using System.Threading;
+using Microsoft.IdentityModel.Logging;
 using Microsoft.IdentityModel.Tokens;
 
 namespace CachedCryptography.IdentityModel;
@@ -39,7 +40,10 @@ namespace CachedCryptography.IdentityModel;
 /// IdentityModel's <see cref="ArgumentOutOfRangeException"/> for a key too short for the algorithm (on first use),
 /// <see cref="CryptographicException"/> from <see cref="SymmetricAlgorithm.IV"/> for an IV that is not 16 bytes,
 /// <see cref="SecurityTokenDecryptionFailedException"/> for a tag of the wrong length or value and for a ciphertext that
-/// does not decrypt, and <see cref="SecurityTokenEncryptionFailedException"/> if AES encryption fails.
+/// does not decrypt, and <see cref="SecurityTokenEncryptionFailedException"/> if AES encryption fails. Null or empty
+/// arguments fail with IdentityModel's IDX10000 through its <see cref="LogHelper"/>; a rejected tag or ciphertext fails with
+/// the very exception IdentityModel's provider throws for it (IDX10625, IDX10650, IDX10654, logged as that version of
+/// IdentityModel logs them), because that provider is asked to decrypt the rejected input.
 /// </para>
 /// </remarks>
 public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
@@ -186,14 +190,13 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     {
         if (authenticationTag.Length != _halfKeySize)
         {
-            throw new SecurityTokenDecryptionFailedException(
-                $"The authentication tag is {authenticationTag.Length} bytes; {Algorithm} tags are {_halfKeySize} bytes.");
+            throw StocksFailure(ciphertext, authenticatedData, iv, authenticationTag);
         }
 
         SplitKey keys = _keys.Value;
         if (!CryptographicOperations.FixedTimeEquals(Tag(keys.Mac, authenticatedData, iv, ciphertext), authenticationTag))
         {
-            throw new SecurityTokenDecryptionFailedException("The authentication tag does not match.");
+            throw StocksFailure(ciphertext, authenticatedData, iv, authenticationTag);
         }
 
         using Aes aes = _createAes();
@@ -203,10 +206,33 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         {
             return aes.DecryptCbc(ciphertext, iv, PaddingMode.PKCS7);
         }
-        catch (CryptographicException e)
+        catch (CryptographicException)
         {
-            throw new SecurityTokenDecryptionFailedException("AES-CBC decryption failed.", e);
+            throw StocksFailure(ciphertext, authenticatedData, iv, authenticationTag);
         }
+    }
+
+    /// <summary>
+    /// What IdentityModel's own provider throws for input this provider rejected (a tag of the wrong length or value, or
+    /// an authentic ciphertext that does not decrypt): it is asked to decrypt the same input with the same key, and its
+    /// exception is thrown. So the message (IDX10625, IDX10650, IDX10654, with arguments hidden unless
+    /// <c>IdentityModelEventSource.ShowPII</c>) and IdentityModel's log entry, whose level differs between 8.x versions,
+    /// are those of the IdentityModel version in use. Runs on failures only.
+    /// </summary>
+    private SecurityTokenDecryptionFailedException StocksFailure(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
+    {
+        try
+        {
+            using var stock = new AuthenticatedEncryptionProvider(Key, Algorithm);
+            _ = stock.Decrypt(ciphertext, authenticatedData, iv, authenticationTag);
+        }
+        catch (SecurityTokenDecryptionFailedException e)
+        {
+            return e;
+        }
+
+        // IdentityModel accepted what this provider rejected: its output is never returned.
+        return new SecurityTokenDecryptionFailedException($"{nameof(CachedAesCbcHmacProvider)} rejected a ciphertext that IdentityModel's provider accepted.");
     }
 
     /// <summary>Counts a call in, or throws <see cref="ObjectDisposedException"/> once the provider is disposed.</summary>
@@ -288,7 +314,7 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     {
         if (value is null || value.Length == 0)
         {
-            throw new ArgumentNullException(name);
+            throw LogHelper.LogArgumentNullException(name);
         }
     }
 

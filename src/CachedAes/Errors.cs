@@ -53,9 +53,11 @@ internal static class Errors
 
     /// <summary>
     /// What stock's own transform throws when it is used after Dispose and reaches its native cipher, which differs by
-    /// platform: on Linux its OpenSSL cipher holds a closed SafeHandle (<see cref="ObjectDisposedException"/>); on Windows
-    /// and macOS its CNG and CommonCrypto wrappers set their handle to null on Dispose, so the next use dereferences null
-    /// (<see cref="NullReferenceException"/>). A drop-in throws the same.
+    /// platform: on Linux its OpenSSL cipher holds a closed SafeHandle, whose <see cref="ObjectDisposedException"/> names
+    /// the handle's type (<see cref="StockTransformHandleType"/>: the message ends "Object name:
+    /// 'Microsoft.Win32.SafeHandles.SafeEvpCipherCtxHandle'.", on .NET 10 and .NET 11 alike); on Windows and macOS its CNG
+    /// and CommonCrypto wrappers set their handle to null on Dispose, so the next use dereferences null
+    /// (<see cref="NullReferenceException"/>). A drop-in throws the same, message included.
     /// </summary>
     [DoesNotReturn]
     internal static void ThrowDisposedTransform()
@@ -67,8 +69,11 @@ internal static class Errors
 #pragma warning restore CA2201
         }
 
-        throw new ObjectDisposedException(null);
+        throw new ObjectDisposedException(StockTransformHandleType);
     }
+
+    /// <summary>The object name in the <see cref="ObjectDisposedException"/> of stock's disposed transform on Linux.</summary>
+    internal const string StockTransformHandleType = "Microsoft.Win32.SafeHandles.SafeEvpCipherCtxHandle";
 
     // Native failures: the library's call and its own status or error text.
 

@@ -5,14 +5,12 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using System.Xml.Linq;
-using Microsoft.AspNetCore.DataProtection;
-using Microsoft.Extensions.DependencyInjection;
 
 namespace CachedCryptography.DataProtection.Tests;
 
 /// <summary>
-/// ASP.NET Core Data Protection with CachedAes as its encryption algorithm, against the same system
-/// with stock <see cref="Aes"/> on the same master key (see <see cref="KeyRings"/>). Protect output is
+/// ASP.NET Core Data Protection with <c>UseCachedAes()</c>, against stock Data Protection over the same key ring and key
+/// (see <see cref="KeyRings"/>). Protect output is
 /// randomised (a fresh key modifier and IV per payload), so the check is that each side unprotects what
 /// the other protected, and rejects what it rejects in the same way.
 /// </summary>
@@ -40,18 +38,19 @@ public sealed class DataProtectionTests : IClassFixture<KeyRings>
     }
 
     [Fact]
-    public void The_key_xml_records_CachedAes_by_assembly_qualified_name()
+    public void The_key_is_stocks_and_UseCachedAes_runs_CachedAes_for_it()
     {
-        // Data Protection names stock Aes "Aes" and any other algorithm by its assembly-qualified type
-        // name: a key made while CachedAes is configured needs the CachedAes assembly to be read later.
-        XElement cached = KeyRings.EncryptionElement(_rings.CachedKeyXml);
-        Assert.Equal(typeof(CachedAes).AssemblyQualifiedName, (string?)cached.Attribute("algorithm"));
-        Assert.StartsWith("CachedCryptography.CachedAes, CachedAes, Version=", (string?)cached.Attribute("algorithm"), StringComparison.Ordinal);
-        Assert.Equal("256", (string?)cached.Attribute("keyLength"));
+        // The key ring holds what stock's default configuration wrote, and nothing names CachedAes.
+        XElement encryption = KeyRings.EncryptionElement(_rings.KeyXml);
+        Assert.Equal("AES_256_CBC", (string?)encryption.Attribute("algorithm"));
+        Assert.DoesNotContain("CachedAes", _rings.KeyXml.ToString(), StringComparison.Ordinal);
 
-        XElement stock = KeyRings.EncryptionElement(_rings.StockKeyXml);
-        Assert.Equal("Aes", (string?)stock.Attribute("algorithm"));
-        Assert.Equal(KeyRings.MasterKeyElement(_rings.CachedKeyXml).ToString(), KeyRings.MasterKeyElement(_rings.StockKeyXml).ToString());
+        // Over that key, UseCachedAes protects and unprotects on CachedAes (handles made on this thread) and stock does not.
+        using var calls = new CachedAesCalls();
+        byte[] payload = [];
+        Assert.True(calls.During(() => payload = _rings.Cached.Protect([1, 2, 3])) > 0, "UseCachedAes protected without CachedAes");
+        Assert.True(calls.During(() => _rings.Cached.Unprotect(payload)) > 0, "UseCachedAes unprotected without CachedAes");
+        Assert.Equal(0, calls.During(() => _rings.Stock.Unprotect(_rings.Stock.Protect(payload))));
     }
 
     [Fact]
@@ -168,27 +167,6 @@ public sealed class DataProtectionTests : IClassFixture<KeyRings>
 
         Assert.True(failures.IsEmpty, string.Join(Environment.NewLine, failures.Take(20)));
         Assert.Equal(threads * Iterations, completed);
-    }
-
-    [Fact]
-    public void A_key_naming_an_unloadable_CachedAes_assembly_cannot_unprotect()
-    {
-        // The key XML names the algorithm's type and assembly; if that assembly cannot be loaded the key
-        // cannot be used, so every payload protected under it becomes unreadable.
-        byte[] payload = _rings.Cached.Protect([1, 2, 3]);
-        string missing = "CachedCryptography.CachedAes, CachedAes.AssemblyThatDoesNotExist";
-        XDocument broken = KeyRings.WithEncryptionAlgorithm(_rings.CachedKeyXml, missing);
-
-        using (_rings.BuildWithKey(broken, "unloadable", out IDataProtector protector))
-        {
-            Assert.Throws<CryptographicException>(() => protector.Unprotect(payload));
-        }
-
-        // The same key XML with the real type name works: the failure above is the type name alone.
-        using (_rings.BuildWithKey(_rings.CachedKeyXml, "loadable", out IDataProtector protector))
-        {
-            Assert.Equal([1, 2, 3], protector.Unprotect(payload));
-        }
     }
 
     /// <summary>Every single-byte flip, plus truncations and an extension.</summary>

@@ -2,20 +2,22 @@ using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Linq;
-using System.Security.Cryptography;
 using System.Xml.Linq;
 using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.DataProtection.AuthenticatedEncryption;
+using Microsoft.AspNetCore.DataProtection.AuthenticatedEncryption.ConfigurationModel;
 using Microsoft.AspNetCore.DataProtection.KeyManagement;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
 
 namespace CachedCryptography.DataProtection.Tests;
 
 /// <summary>
-/// The package end to end, as an application uses it: key rings in a folder on disk (written by one service provider,
-/// read by a new one, as after a restart or on another server), payloads protected under stock Data Protection's default
-/// configuration read with <c>UseCachedAes()</c> and the reverse, and what a key ring records. Which key protected a
-/// payload is read from the payload itself (its header carries the key id), and that key's XML on disk says which
-/// algorithm Data Protection used for it.
+/// The package end to end, as applications use it: one key ring in a folder on disk shared by an application with
+/// <c>UseCachedAes()</c> and one as stock configures it, each started anew (a restart, or another server) whenever the
+/// other has written; either one first; across key rotations. Which key protected a payload is read from the payload
+/// itself (its header carries the key id), and whether CachedAes ran from what the <c>CachedAes</c> meter counted on the
+/// test's thread (<see cref="CachedAesCalls"/>).
 /// </summary>
 public sealed class KeyRingOnDiskTests : IDisposable
 {
@@ -25,9 +27,11 @@ public sealed class KeyRingOnDiskTests : IDisposable
 
     private readonly DirectoryInfo _root = Directory.CreateTempSubdirectory("cachedaes-keyring-");
     private readonly List<ServiceProvider> _providers = [];
+    private readonly CachedAesCalls _calls = new();
 
     public void Dispose()
     {
+        _calls.Dispose();
         foreach (ServiceProvider provider in _providers)
         {
             provider.Dispose();
@@ -36,13 +40,14 @@ public sealed class KeyRingOnDiskTests : IDisposable
         _root.Delete(recursive: true);
     }
 
-    /// <summary>A new Data Protection system over <paramref name="keys"/>: stock's default configuration, or <c>UseCachedAes()</c>.</summary>
-    private ServiceProvider Build(DirectoryInfo keys, bool useCachedAes)
+    /// <summary>A new Data Protection system over <paramref name="keys"/>, stock or with <c>UseCachedAes()</c>.</summary>
+    private ServiceProvider Build(DirectoryInfo keys, bool useCachedAes, Action<IDataProtectionBuilder>? configure = null)
     {
         var services = new ServiceCollection();
         IDataProtectionBuilder builder = services.AddDataProtection()
             .SetApplicationName(ApplicationName)
             .PersistKeysToFileSystem(keys);
+        configure?.Invoke(builder);
         if (useCachedAes)
         {
             Assert.Same(builder, builder.UseCachedAes());
@@ -56,114 +61,203 @@ public sealed class KeyRingOnDiskTests : IDisposable
     private static IDataProtector Protector(IServiceProvider services) =>
         services.GetRequiredService<IDataProtectionProvider>().CreateProtector(s_purpose);
 
-    private static Dictionary<int, (byte[] Plaintext, byte[] Payload)> ProtectAll(IDataProtector protector, int seed)
+    private static List<(byte[] Plaintext, byte[] Payload)> ProtectAll(IDataProtector protector, int seed)
     {
         var rng = new Random(seed);
-        var result = new Dictionary<int, (byte[], byte[])>();
+        var result = new List<(byte[], byte[])>();
         foreach (int length in s_lengths)
         {
             byte[] plaintext = new byte[length];
             rng.NextBytes(plaintext);
-            result[length] = (plaintext, protector.Protect(plaintext));
+            result.Add((plaintext, protector.Protect(plaintext)));
         }
 
         return result;
     }
 
-    private static void AssertUnprotectsAll(IDataProtector protector, Dictionary<int, (byte[] Plaintext, byte[] Payload)> payloads, string what)
+    private static void AssertUnprotectsAll(IDataProtector protector, IEnumerable<(byte[] Plaintext, byte[] Payload)> payloads, string what)
     {
-        foreach ((int length, (byte[] plaintext, byte[] payload)) in payloads)
+        foreach ((byte[] plaintext, byte[] payload) in payloads)
         {
-            Assert.True(plaintext.AsSpan().SequenceEqual(protector.Unprotect(payload)), $"{what}: {length} bytes came back different");
+            Assert.True(plaintext.AsSpan().SequenceEqual(protector.Unprotect(payload)), $"{what}: {plaintext.Length} bytes came back different");
         }
+    }
+
+    /// <summary>Runs <paramref name="action"/> and asserts whether CachedAes ran for it.</summary>
+    private void Ran(bool cachedAes, string what, Action action)
+    {
+        long handles = _calls.During(action);
+        Assert.True(cachedAes ? handles > 0 : handles == 0, $"{what}: CachedAes made {handles} native handles");
     }
 
     /// <summary>The key id in a payload's header (after the 4-byte magic number).</summary>
     private static Guid KeyIdOf(byte[] payload) => new(payload.AsSpan(4, 16));
 
-    /// <summary>The XML of key <paramref name="keyId"/> in the key ring folder.</summary>
-    private static XDocument KeyXml(DirectoryInfo keys, Guid keyId) =>
-        XDocument.Load(Path.Combine(keys.FullName, $"key-{keyId:D}.xml"));
-
-    private static string EncryptionAlgorithmOf(XDocument keyXml) =>
-        (string)keyXml.Descendants("encryption").Single().Attribute("algorithm")!;
-
-    private static string DeserializerOf(XDocument keyXml) =>
-        (string)keyXml.Descendants("descriptor").First().Attribute("deserializerType")!;
-
-    [Fact]
-    public void Keys_made_with_UseCachedAes_are_read_back_by_new_providers_with_and_without_it()
+    /// <summary>Every key file in the ring: none may name CachedAes, each is stock's default descriptor.</summary>
+    private static void AssertStockKeys(DirectoryInfo keys, int count)
     {
-        DirectoryInfo keys = _root.CreateSubdirectory("cached-ring");
-        Dictionary<int, (byte[] Plaintext, byte[] Payload)> payloads = ProtectAll(Protector(Build(keys, useCachedAes: true)), seed: 1);
-
-        // One key, made by Data Protection itself on first use, naming CachedAes for the managed encryptor.
-        Guid keyId = KeyIdOf(payloads[100].Payload);
-        Assert.All(payloads.Values, p => Assert.Equal(keyId, KeyIdOf(p.Payload)));
-        Assert.Single(keys.GetFiles("key-*.xml"));
-        XDocument keyXml = KeyXml(keys, keyId);
-        Assert.Equal(typeof(CachedAes).AssemblyQualifiedName, EncryptionAlgorithmOf(keyXml));
-        Assert.StartsWith("CachedCryptography.CachedAes, CachedAes, Version=", EncryptionAlgorithmOf(keyXml), StringComparison.Ordinal);
-        Assert.Contains("ManagedAuthenticatedEncryptorDescriptorDeserializer", DeserializerOf(keyXml), StringComparison.Ordinal);
-        Assert.Equal("256", (string?)keyXml.Descendants("encryption").Single().Attribute("keyLength"));
-        Assert.Contains(nameof(HMACSHA256), (string)keyXml.Descendants("validation").Single().Attribute("algorithm")!, StringComparison.Ordinal);
-
-        // A restart, or another server: new providers over the same folder, with UseCachedAes and with stock's default
-        // configuration. The key says CachedAes, so both decrypt with it; the CachedAes assembly is loadable here.
-        IDataProtector cachedAgain = Protector(Build(keys, useCachedAes: true));
-        IDataProtector stockConfigured = Protector(Build(keys, useCachedAes: false));
-        AssertUnprotectsAll(cachedAgain, payloads, "a new UseCachedAes provider");
-        AssertUnprotectsAll(stockConfigured, payloads, "a new provider with stock's default configuration");
-
-        // The stock-configured one protects under the same key (it is the ring's default key), and the reverse reads it.
-        Dictionary<int, (byte[] Plaintext, byte[] Payload)> byStockConfigured = ProtectAll(stockConfigured, seed: 2);
-        Assert.All(byStockConfigured.Values, p => Assert.Equal(keyId, KeyIdOf(p.Payload)));
-        AssertUnprotectsAll(cachedAgain, byStockConfigured, "UseCachedAes reading what the stock-configured provider protected");
-        Assert.Single(keys.GetFiles("key-*.xml"));
+        FileInfo[] files = keys.GetFiles("key-*.xml");
+        Assert.Equal(count, files.Length);
+        foreach (FileInfo file in files)
+        {
+            string text = File.ReadAllText(file.FullName);
+            Assert.DoesNotContain("CachedAes", text, StringComparison.Ordinal);
+            XElement descriptor = XDocument.Parse(text).Root!.Element("descriptor")!;
+            Assert.StartsWith(typeof(AuthenticatedEncryptorDescriptorDeserializer).FullName + ",", (string)descriptor.Attribute("deserializerType")!, StringComparison.Ordinal);
+        }
     }
 
     [Fact]
-    public void A_stock_key_ring_stays_readable_and_UseCachedAes_applies_from_the_next_key_on()
+    public void A_stock_key_ring_runs_on_CachedAes_from_the_first_payload()
     {
-        DirectoryInfo keys = _root.CreateSubdirectory("stock-ring");
-        IServiceProvider stockServices = Build(keys, useCachedAes: false);
-        Dictionary<int, (byte[] Plaintext, byte[] Payload)> byStock = ProtectAll(Protector(stockServices), seed: 3);
-        Guid stockKeyId = KeyIdOf(byStock[100].Payload);
-        XDocument stockKeyXml = KeyXml(keys, stockKeyId);
-        string stockAlgorithm = EncryptionAlgorithmOf(stockKeyXml);
-        Assert.DoesNotContain("CachedAes", stockKeyXml.ToString(), StringComparison.Ordinal);
+        DirectoryInfo keys = _root.CreateSubdirectory("existing");
+        List<(byte[] Plaintext, byte[] Payload)> byStock = [];
+        Ran(cachedAes: false, "stock making a ring", () => byStock = ProtectAll(Protector(Build(keys, useCachedAes: false)), seed: 1));
+        string keyFileBefore = File.ReadAllText(keys.GetFiles("key-*.xml").Single().FullName);
+        Guid stockKey = KeyIdOf(byStock[0].Payload);
 
-        // The application switches to UseCachedAes (a new provider over the same folder): stock's payloads read.
-        IServiceProvider cachedServices = Build(keys, useCachedAes: true);
-        IDataProtector cached = Protector(cachedServices);
-        AssertUnprotectsAll(cached, byStock, "UseCachedAes reading a stock key ring");
+        // The application switches to UseCachedAes: its very first unprotect and its first protect run on CachedAes,
+        // under the key stock made; the ring is left as it was.
+        IDataProtector cached = Protector(Build(keys, useCachedAes: true));
+        Ran(cachedAes: true, "the first unprotect after the switch", () => Assert.Equal(byStock[3].Plaintext, cached.Unprotect(byStock[3].Payload)));
+        byte[] first = [];
+        Ran(cachedAes: true, "the first protect after the switch", () => first = cached.Protect([7]));
+        Assert.Equal(stockKey, KeyIdOf(first));
+        Ran(cachedAes: true, "the rest of stock's payloads", () => AssertUnprotectsAll(cached, byStock, "UseCachedAes reading stock's ring"));
+        Assert.Equal(keyFileBefore, File.ReadAllText(keys.GetFiles("key-*.xml").Single().FullName));
+        AssertStockKeys(keys, 1);
+    }
 
-        // Until a new key is made, the ring's default key is stock's, and it keeps its own algorithm.
-        Dictionary<int, (byte[] Plaintext, byte[] Payload)> beforeNewKey = ProtectAll(cached, seed: 4);
-        Assert.All(beforeNewKey.Values, p => Assert.Equal(stockKeyId, KeyIdOf(p.Payload)));
-        Assert.Equal(stockAlgorithm, EncryptionAlgorithmOf(KeyXml(keys, stockKeyId)));
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Stock_and_UseCachedAes_share_a_ring_either_first_and_across_key_rotations(bool stockFirst)
+    {
+        DirectoryInfo keys = _root.CreateSubdirectory(stockFirst ? "stock-first" : "cached-first");
+        bool a = !stockFirst; // the first application uses CachedAes unless stock goes first
+        string Name(bool useCachedAes) => useCachedAes ? "UseCachedAes" : "stock";
+        var all = new List<(byte[] Plaintext, byte[] Payload)>();
 
-        // A new key (Data Protection makes one itself before the current one expires; here at once): it names CachedAes.
-        IKey newKey = cachedServices.GetRequiredService<IKeyManager>().CreateNewKey(
-            activationDate: DateTimeOffset.UtcNow, expirationDate: DateTimeOffset.UtcNow.AddDays(90));
-        Assert.Equal(typeof(CachedAes).AssemblyQualifiedName, EncryptionAlgorithmOf(KeyXml(keys, newKey.KeyId)));
-        // Read by a new provider (after a restart): a running one picks the new key up when it refreshes its key ring.
-        Dictionary<int, (byte[] Plaintext, byte[] Payload)> byCached = ProtectAll(Protector(Build(keys, useCachedAes: true)), seed: 5);
-        Assert.All(byCached.Values, p => Assert.Equal(newKey.KeyId, KeyIdOf(p.Payload)));
+        // The first application makes the ring; the second reads it and protects under the same key; the first, started
+        // anew, reads that.
+        IDataProtector first = Protector(Build(keys, a));
+        List<(byte[], byte[])> byFirst = [];
+        Ran(a, $"{Name(a)} making the ring", () => byFirst = ProtectAll(first, seed: 10));
+        IDataProtector second = Protector(Build(keys, !a));
+        List<(byte[], byte[])> bySecond = [];
+        Ran(!a, $"{Name(!a)} reading {Name(a)}'s ring", () => AssertUnprotectsAll(second, byFirst, $"{Name(!a)} reading {Name(a)}"));
+        Ran(!a, $"{Name(!a)} protecting", () => bySecond = ProtectAll(second, seed: 11));
+        Assert.All(bySecond, p => Assert.Equal(KeyIdOf(byFirst[0].Item2), KeyIdOf(p.Item2)));
+        Ran(a, $"{Name(a)} reading {Name(!a)}'s payloads", () => AssertUnprotectsAll(Protector(Build(keys, a)), bySecond, $"{Name(a)} reading {Name(!a)}"));
+        all.AddRange(byFirst);
+        all.AddRange(bySecond);
+        AssertStockKeys(keys, 1);
 
-        // A new stock-configured provider reads everything: stock's payloads, and CachedAes's under the new key.
-        IDataProtector stockAgain = Protector(Build(keys, useCachedAes: false));
-        AssertUnprotectsAll(stockAgain, byStock, "stock's default configuration, its own payloads");
-        AssertUnprotectsAll(stockAgain, beforeNewKey, "stock's default configuration, UseCachedAes's payloads under the stock key");
-        AssertUnprotectsAll(stockAgain, byCached, "stock's default configuration, UseCachedAes's payloads under the CachedAes key");
-        AssertUnprotectsAll(cached, byCached, "UseCachedAes, its own payloads");
+        // Rotations: each application in turn makes a new key (as Data Protection does before a key expires; here at
+        // once), and then both, started anew, protect under it and read everything written so far.
+        int seed = 20;
+        foreach (bool rotator in new[] { !a, a })
+        {
+            IKey newKey = Build(keys, rotator).GetRequiredService<IKeyManager>().CreateNewKey(
+                activationDate: DateTimeOffset.UtcNow, expirationDate: DateTimeOffset.UtcNow.AddDays(90));
+            foreach (bool useCachedAes in new[] { a, !a })
+            {
+                IDataProtector protector = Protector(Build(keys, useCachedAes));
+                List<(byte[], byte[])> made = [];
+                Ran(useCachedAes, $"{Name(useCachedAes)} after {Name(rotator)} rotated", () =>
+                {
+                    AssertUnprotectsAll(protector, all, $"{Name(useCachedAes)} after {Name(rotator)} rotated");
+                    made = ProtectAll(protector, seed++);
+                });
+                Assert.All(made, p => Assert.Equal(newKey.KeyId, KeyIdOf(p.Item2)));
+                all.AddRange(made);
+            }
+        }
+
+        AssertStockKeys(keys, 3);
+        Ran(cachedAes: false, "stock reading everything", () => AssertUnprotectsAll(Protector(Build(keys, useCachedAes: false)), all, "stock, at the end"));
+        Ran(cachedAes: true, "UseCachedAes reading everything", () => AssertUnprotectsAll(Protector(Build(keys, useCachedAes: true)), all, "UseCachedAes, at the end"));
+    }
+
+    public static TheoryData<string, bool> Configurations() => new()
+    {
+        { "AES_128_CBC HMACSHA512", true },
+        { "AES_192_CBC HMACSHA256", true },
+        { "managed Aes 128 HMACSHA384", true },
+        { "AES_256_GCM", false },
+    };
+
+    private static void Configure(IDataProtectionBuilder builder, string configuration)
+    {
+        switch (configuration)
+        {
+            case "AES_128_CBC HMACSHA512":
+                builder.UseCryptographicAlgorithms(new AuthenticatedEncryptorConfiguration
+                {
+                    EncryptionAlgorithm = EncryptionAlgorithm.AES_128_CBC,
+                    ValidationAlgorithm = ValidationAlgorithm.HMACSHA512,
+                });
+                break;
+            case "AES_192_CBC HMACSHA256":
+                builder.UseCryptographicAlgorithms(new AuthenticatedEncryptorConfiguration { EncryptionAlgorithm = EncryptionAlgorithm.AES_192_CBC });
+                break;
+            case "managed Aes 128 HMACSHA384":
+                builder.UseCustomCryptographicAlgorithms(new ManagedAuthenticatedEncryptorConfiguration
+                {
+                    EncryptionAlgorithmType = typeof(System.Security.Cryptography.Aes),
+                    EncryptionAlgorithmKeySize = 128,
+                    ValidationAlgorithmType = typeof(System.Security.Cryptography.HMACSHA384),
+                });
+                break;
+            default:
+                builder.UseCryptographicAlgorithms(new AuthenticatedEncryptorConfiguration { EncryptionAlgorithm = EncryptionAlgorithm.AES_256_GCM });
+                break;
+        }
+    }
+
+    /// <summary>
+    /// Keys of other AES-CBC + HMAC configurations run on CachedAes too, and an AES-GCM key stays on Data Protection's own
+    /// encryptor; either way the two applications read each other's payloads.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public void Other_configurations_AES_CBC_runs_on_CachedAes_and_AES_GCM_stays_stocks(string configuration, bool runsOnCachedAes)
+    {
+        DirectoryInfo keys = _root.CreateSubdirectory(configuration.Replace(' ', '-'));
+        List<(byte[], byte[])> byStock = ProtectAll(Protector(Build(keys, useCachedAes: false, b => Configure(b, configuration))), seed: 30);
+        Assert.DoesNotContain("CachedAes", File.ReadAllText(keys.GetFiles("key-*.xml").Single().FullName), StringComparison.Ordinal);
+
+        IDataProtector cached = Protector(Build(keys, useCachedAes: true, b => Configure(b, configuration)));
+        List<(byte[], byte[])> byCached = [];
+        Ran(runsOnCachedAes, configuration, () =>
+        {
+            AssertUnprotectsAll(cached, byStock, $"UseCachedAes reading stock's {configuration}");
+            byCached = ProtectAll(cached, seed: 31);
+        });
+        AssertUnprotectsAll(Protector(Build(keys, useCachedAes: false, b => Configure(b, configuration))), byCached, $"stock reading UseCachedAes's {configuration}");
+        Assert.DoesNotContain("CachedAes", File.ReadAllText(keys.GetFiles("key-*.xml").Single().FullName), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void UseCachedAes_puts_one_factory_first_however_often_it_is_called()
+    {
+        ServiceProvider once = Build(_root.CreateSubdirectory("once"), useCachedAes: true);
+        ServiceProvider twice = Build(_root.CreateSubdirectory("twice"), useCachedAes: true, b => b.UseCachedAes());
+        ServiceProvider stock = Build(_root.CreateSubdirectory("none"), useCachedAes: false);
+        IList<IAuthenticatedEncryptorFactory> stockFactories = stock.GetRequiredService<IOptions<KeyManagementOptions>>().Value.AuthenticatedEncryptorFactories;
+        foreach (ServiceProvider services in new[] { once, twice })
+        {
+            IList<IAuthenticatedEncryptorFactory> factories = services.GetRequiredService<IOptions<KeyManagementOptions>>().Value.AuthenticatedEncryptorFactories;
+            Assert.Equal("CachedAesAuthenticatedEncryptorFactory", factories[0].GetType().Name);
+            Assert.Equal(stockFactories.Select(f => f.GetType()), factories.Skip(1).Select(f => f.GetType()));
+        }
     }
 
     [Fact]
     public void UseCachedAes_rejects_a_null_builder_as_stock_does()
     {
         ArgumentNullException fromStock = Assert.Throws<ArgumentNullException>(() =>
-            DataProtectionBuilderExtensions.UseCustomCryptographicAlgorithms(null!, new Microsoft.AspNetCore.DataProtection.AuthenticatedEncryption.ConfigurationModel.ManagedAuthenticatedEncryptorConfiguration()));
+            DataProtectionBuilderExtensions.UseCryptographicAlgorithms(null!, new AuthenticatedEncryptorConfiguration()));
         ArgumentNullException fromPackage = Assert.Throws<ArgumentNullException>(() => CachedAesDataProtectionBuilderExtensions.UseCachedAes(null!));
         Assert.Equal(fromStock.ParamName, fromPackage.ParamName);
     }

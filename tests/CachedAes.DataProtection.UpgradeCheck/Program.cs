@@ -1,8 +1,14 @@
-// One half of the key-ring upgrade check (scripts/dataprotection-upgrade.sh):
-//   write DIR   makes a key ring in DIR with UseCachedAes(), protects payloads of several lengths, stores them in DIR;
-//   read DIR    opens that key ring with UseCachedAes() and with Data Protection's stock configuration, and unprotects
-//               every stored payload under the key the writer made (no new key may appear).
-// Each run prints the CachedAes assembly it loaded; "read" prints the name the key records. Ends with
+// One side of the key-ring checks of scripts/dataprotection-upgrade.sh. Built against CachedAes (UseCachedAes()), or with
+// -p:CachedAesStockOnly=true without it (stock Data Protection, no CachedAes assembly anywhere: the package removed).
+//   write DIR [rotate]  protects payloads of several lengths into the key ring in DIR (making it if there is none; with
+//                       "rotate", under a new key made first) and appends them to DIR/payloads.txt, each line
+//                       "<writer> <plaintext in hex> <payload in base64>" (the first release's checker wrote the last
+//                       two alone: tests/CachedAes.DataProtection.Tests/LegacyKeyRing);
+//   read DIR            unprotects every payload in DIR/payloads.txt, with UseCachedAes() (not in the stock-only build)
+//                       and with Data Protection's stock configuration.
+// Each run prints the CachedAes assembly it carries ("none" in the stock-only build) and what each key in the ring records
+// ("key: <id> <encryption algorithm>"); in builds with CachedAes it also checks that CachedAes ran for every payload
+// UseCachedAes() protected or unprotected (the CachedAes meter's cachedaes.handles.created, on this thread). Ends with
 // "upgrade-check: OK" (exit 0) or each failure and "upgrade-check: FAILED" (exit 1).
 using System;
 using System.Collections.Generic;
@@ -10,20 +16,44 @@ using System.IO;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Xml.Linq;
+using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.DataProtection.KeyManagement;
+using Microsoft.Extensions.DependencyInjection;
+#if !STOCK_ONLY
+using System.Diagnostics.Metrics;
 using CachedCryptography;
 using CachedCryptography.DataProtection;
-using Microsoft.AspNetCore.DataProtection;
-using Microsoft.Extensions.DependencyInjection;
+#endif
 
-if (args.Length != 2 || (args[0] != "write" && args[0] != "read"))
+if (args.Length < 2 || (args[0] != "write" && args[0] != "read") || (args.Length == 3 && args[2] != "rotate") || args.Length > 3)
 {
-    Console.Error.WriteLine("usage: CachedAes.DataProtection.UpgradeCheck write|read DIR");
+    Console.Error.WriteLine("usage: CachedAes.DataProtection.UpgradeCheck write DIR [rotate] | read DIR");
     return 2;
 }
 
 var keys = new DirectoryInfo(args[1]);
 string payloadFile = Path.Combine(keys.FullName, "payloads.txt");
+#if STOCK_ONLY
+const bool HasCachedAes = false;
+string writer = "stock-only";
+Console.WriteLine("cachedaes-assembly: none");
+#else
+const bool HasCachedAes = true;
+string writer = "cachedaes-" + typeof(CachedAes).Assembly.GetName().Version;
 Console.WriteLine($"cachedaes-assembly: {typeof(CachedAes).Assembly.GetName().FullName}");
+long handles = 0;
+using var listener = new MeterListener();
+listener.InstrumentPublished = (instrument, l) =>
+{
+    if (instrument.Meter.Name == CachedAesMetrics.MeterName && instrument.Name == "cachedaes.handles.created")
+    {
+        l.EnableMeasurementEvents(instrument);
+    }
+};
+int thread = Environment.CurrentManagedThreadId;
+listener.SetMeasurementEventCallback<long>((_, value, _, _) => handles += Environment.CurrentManagedThreadId == thread ? value : 0);
+listener.Start();
+#endif
 
 int failures = 0;
 void Check(bool ok, string what)
@@ -32,60 +62,88 @@ void Check(bool ok, string what)
     failures += ok ? 0 : 1;
 }
 
-IDataProtector Protector(bool useCachedAes)
+// Runs one protect or unprotect and says whether CachedAes ran for it (always false without CachedAes).
+bool RanCachedAes(Action action)
+{
+#if STOCK_ONLY
+    action();
+    return false;
+#else
+    long before = handles;
+    action();
+    return handles > before;
+#endif
+}
+
+(IDataProtector Protector, IKeyManager Keys) Open(bool useCachedAes)
 {
     var services = new ServiceCollection();
     IDataProtectionBuilder builder = services.AddDataProtection().SetApplicationName("upgrade-check").PersistKeysToFileSystem(keys);
+#if !STOCK_ONLY
     if (useCachedAes)
     {
         builder.UseCachedAes();
     }
-
-    return services.BuildServiceProvider().GetRequiredService<IDataProtectionProvider>().CreateProtector("upgrade-check");
+#endif
+    ServiceProvider provider = services.BuildServiceProvider();
+    return (provider.GetRequiredService<IDataProtectionProvider>().CreateProtector("upgrade-check"), provider.GetRequiredService<IKeyManager>());
 }
 
-string[] KeyFiles() => keys.GetFiles("key-*.xml").Select(f => f.Name).Order(StringComparer.Ordinal).ToArray();
+void PrintKeys()
+{
+    foreach (FileInfo file in keys.GetFiles("key-*.xml").OrderBy(f => f.Name, StringComparer.Ordinal))
+    {
+        XDocument key = XDocument.Load(file.FullName);
+        Console.WriteLine($"key: {(string?)key.Root?.Attribute("id")} {(string?)key.Descendants("encryption").FirstOrDefault()?.Attribute("algorithm")}");
+    }
+}
 
 try
 {
     if (args[0] == "write")
     {
         keys.Create();
-        IDataProtector protector = Protector(useCachedAes: true);
+        (IDataProtector protector, IKeyManager keyManager) = Open(useCachedAes: HasCachedAes);
+        if (args.Length == 3)
+        {
+            IKey key = keyManager.CreateNewKey(DateTimeOffset.UtcNow, DateTimeOffset.UtcNow.AddDays(90));
+            Console.WriteLine($"new-key: {key.KeyId}");
+        }
+
         var lines = new List<string>();
         foreach (int length in new[] { 0, 1, 15, 16, 17, 100, 3000 })
         {
             byte[] plaintext = RandomNumberGenerator.GetBytes(length);
-            lines.Add($"{Convert.ToHexString(plaintext)} {Convert.ToBase64String(protector.Protect(plaintext))}");
+            byte[] payload = [];
+            bool ran = RanCachedAes(() => payload = protector.Protect(plaintext));
+            Check(ran == HasCachedAes, $"{writer} protected {length} bytes under key {new Guid(payload.AsSpan(4, 16))}{(HasCachedAes ? " on CachedAes" : "")}");
+            lines.Add($"{writer} {Convert.ToHexString(plaintext)} {Convert.ToBase64String(payload)}");
         }
 
-        File.WriteAllLines(payloadFile, lines);
-        Check(KeyFiles().Length == 1, $"one key written ({KeyFiles().Length})");
+        File.AppendAllLines(payloadFile, lines);
+        PrintKeys();
+        string[] naming = [.. keys.GetFiles("key-*.xml").Where(f => File.ReadAllText(f.FullName).Contains("CachedAes", StringComparison.Ordinal)).Select(f => f.Name)];
+        Check(naming.Length == 0, $"no key names CachedAes ({string.Join(", ", naming)})");
     }
     else
     {
-        string[] before = KeyFiles();
-        Check(before.Length == 1, $"one key in the ring ({before.Length})");
-        string? algorithm = before.Length == 1
-            ? (string?)XDocument.Load(Path.Combine(keys.FullName, before[0])).Descendants("encryption").Single().Attribute("algorithm")
-            : null;
-        Console.WriteLine($"key-records: {algorithm}");
-        Check(algorithm?.StartsWith(typeof(CachedAes).FullName + ", CachedAes, Version=", StringComparison.Ordinal) == true, "the key names CachedAes");
-
-        (byte[] Plaintext, byte[] Payload)[] payloads = File.ReadAllLines(payloadFile)
+        PrintKeys();
+        (string Writer, byte[] Plaintext, byte[] Payload)[] payloads = [.. File.ReadAllLines(payloadFile)
             .Select(line => line.Split(' '))
-            .Select(parts => (Convert.FromHexString(parts[0]), Convert.FromBase64String(parts[1])))
-            .ToArray();
-        Check(payloads.Length == 7, $"seven stored payloads ({payloads.Length})");
-        foreach (bool useCachedAes in new[] { true, false })
+            .Select(parts => parts.Length == 2 ? ["first-release", .. parts] : parts)
+            .Select(parts => (parts[0], Convert.FromHexString(parts[1]), Convert.FromBase64String(parts[2])))];
+        Check(payloads.Length > 0 && payloads.Length % 7 == 0, $"{payloads.Length} stored payloads");
+        foreach (bool useCachedAes in HasCachedAes ? new[] { true, false } : new[] { false })
         {
-            IDataProtector protector = Protector(useCachedAes);
-            foreach ((byte[] plaintext, byte[] payload) in payloads)
+            IDataProtector protector = Open(useCachedAes).Protector;
+            foreach ((string by, byte[] plaintext, byte[] payload) in payloads)
             {
-                string what = $"{(useCachedAes ? "UseCachedAes" : "stock configuration")}: {plaintext.Length}-byte payload";
+                string what = $"{(useCachedAes ? "UseCachedAes" : "stock configuration")}: {plaintext.Length}-byte payload of {by}";
                 try
                 {
-                    Check(protector.Unprotect(payload).AsSpan().SequenceEqual(plaintext), what);
+                    byte[] result = [];
+                    bool ran = RanCachedAes(() => result = protector.Unprotect(payload));
+                    Check(result.AsSpan().SequenceEqual(plaintext) && (!useCachedAes || ran), what + (useCachedAes ? (ran ? ", on CachedAes" : ", NOT on CachedAes") : ""));
                 }
                 catch (CryptographicException ex)
                 {
@@ -93,11 +151,9 @@ try
                 }
             }
         }
-
-        Check(KeyFiles().SequenceEqual(before), "no new key was made (the writer's key was usable)");
     }
 }
-catch (Exception ex) when (ex is IOException or FormatException or InvalidOperationException or CryptographicException)
+catch (Exception ex) when (ex is IOException or FormatException or InvalidOperationException or CryptographicException or IndexOutOfRangeException)
 {
     Check(false, $"{ex.GetType().FullName}: {ex.Message}");
 }

@@ -1,8 +1,10 @@
-// Data Protection's default configuration against UseCachedAes() on the platform it runs on (scripts/wine-dataprotection.sh
-// runs it under Wine as Windows): which authenticated encryptor each key gets, what each key records, and whether a payload
-// made by one encryptor unprotects under the other with the same master key. Prints "dataprotection-check: OK" or each
-// failure, and the facts it found.
+// Data Protection's default configuration and UseCachedAes() sharing one key ring on the platform it runs on
+// (scripts/wine-dataprotection.sh runs it under Wine as Windows, where the default configuration's keys run on Data
+// Protection's CNG encryptor): which encryptor each application gets for the same key, that the key ring names no
+// CachedAes, that UseCachedAes() runs CachedAes for that key (the CachedAes meter), and that payloads cross both ways,
+// with either application making the ring. Prints "dataprotection-check: OK" or each failure, and the facts it found.
 using System;
+using System.Diagnostics.Metrics;
 using System.IO;
 using System.Linq;
 using System.Runtime.InteropServices;
@@ -20,13 +22,33 @@ void Check(bool ok, string what)
     failures += ok ? 0 : 1;
 }
 
+long handles = 0;
+using var listener = new MeterListener();
+listener.InstrumentPublished = (instrument, l) =>
+{
+    if (instrument.Meter.Name == CachedAesMetrics.MeterName && instrument.Name == "cachedaes.handles.created")
+    {
+        l.EnableMeasurementEvents(instrument);
+    }
+};
+listener.SetMeasurementEventCallback<long>((_, value, _, _) => System.Threading.Interlocked.Add(ref handles, value));
+listener.Start();
+long During(Action action)
+{
+    long before = System.Threading.Interlocked.Read(ref handles);
+    action();
+    return System.Threading.Interlocked.Read(ref handles) - before;
+}
+
 DirectoryInfo root = Directory.CreateTempSubdirectory("cachedaes-dp-check-");
 try
 {
     Console.WriteLine($"os: {RuntimeInformation.OSDescription}; windows: {OperatingSystem.IsWindows()}; runtime: {Environment.Version}");
     Console.WriteLine($"cachedaes: {CachedAes.Create().Backend}; cbc: {CachedAesDiagnostics.Cbc}");
+    byte[] plaintext = new byte[1000];
+    new Random(25).NextBytes(plaintext);
 
-    (IDataProtector Protector, IKey Key, ServiceProvider Services) Make(DirectoryInfo keys, bool useCachedAes)
+    (IDataProtector Protector, IKey Key, ServiceProvider Services) Open(DirectoryInfo keys, bool useCachedAes)
     {
         var services = new ServiceCollection();
         IDataProtectionBuilder builder = services.AddDataProtection().SetApplicationName("dp-check").PersistKeysToFileSystem(keys);
@@ -38,64 +60,39 @@ try
         ServiceProvider provider = services.BuildServiceProvider();
         IDataProtector protector = provider.GetRequiredService<IDataProtectionProvider>().CreateProtector("check");
         protector.Protect([0]);
-        IKey key = provider.GetRequiredService<IKeyManager>().GetAllKeys().Single();
-        return (protector, key, provider);
+        return (protector, provider.GetRequiredService<IKeyManager>().GetAllKeys().Single(), provider);
     }
 
-    DirectoryInfo stockDir = root.CreateSubdirectory("stock");
-    DirectoryInfo cachedDir = root.CreateSubdirectory("cached");
-    (IDataProtector stock, IKey stockKey, ServiceProvider stockServices) = Make(stockDir, useCachedAes: false);
-    (IDataProtector cached, IKey cachedKey, ServiceProvider cachedServices) = Make(cachedDir, useCachedAes: true);
-    string stockEncryptor = stockKey.CreateEncryptor()?.GetType().FullName ?? "(none)";
-    string cachedEncryptor = cachedKey.CreateEncryptor()?.GetType().FullName ?? "(none)";
-    XDocument stockXml = XDocument.Load(Path.Combine(stockDir.FullName, $"key-{stockKey.KeyId:D}.xml"));
-    XDocument cachedXml = XDocument.Load(Path.Combine(cachedDir.FullName, $"key-{cachedKey.KeyId:D}.xml"));
-    XElement Descriptor(XDocument key) => key.Root!.Element("descriptor")!;
-    Console.WriteLine($"default configuration: encryptor {stockEncryptor}; key descriptor {Descriptor(stockXml).Attribute("deserializerType")!.Value.Split(',')[0]}; " +
-        $"encryption {Descriptor(stockXml).Descendants("encryption").Single().Attribute("algorithm")!.Value}");
-    Console.WriteLine($"UseCachedAes: encryptor {cachedEncryptor}; key descriptor {Descriptor(cachedXml).Attribute("deserializerType")!.Value.Split(',')[0]}; " +
-        $"encryption {Descriptor(cachedXml).Descendants("encryption").Single().Attribute("algorithm")!.Value}");
-    Check(cachedEncryptor.EndsWith("ManagedAuthenticatedEncryptor", StringComparison.Ordinal), "UseCachedAes keys get the managed encryptor");
-    Check(!OperatingSystem.IsWindows() || stockEncryptor.Contains("Cng", StringComparison.Ordinal), "on Windows the default configuration's keys get a CNG encryptor");
-
-    byte[] plaintext = new byte[1000];
-    new Random(25).NextBytes(plaintext);
-    byte[] byStock = stock.Protect(plaintext);
-    byte[] byCached = cached.Protect(plaintext);
-    Check(stock.Unprotect(byStock).AsSpan().SequenceEqual(plaintext) && cached.Unprotect(byCached).AsSpan().SequenceEqual(plaintext), "each unprotects its own payloads");
-
-    // The same key (id, dates, master key) with the other configuration's descriptor: each encryptor's payloads under the
-    // other encryptor.
-    void Swap(XDocument key, XDocument descriptorFrom, DirectoryInfo into)
+    foreach (bool stockFirst in new[] { true, false })
     {
-        var copy = new XDocument(key);
-        XElement master = new(Descriptor(copy).Descendants("masterKey").Single());
-        XElement replaced = new(Descriptor(descriptorFrom));
-        replaced.Descendants("masterKey").Single().ReplaceWith(master);
-        Descriptor(copy).ReplaceWith(replaced);
-        copy.Save(Path.Combine(into.FullName, $"key-{(string)key.Root!.Attribute("id")!}.xml"));
-    }
+        string order = stockFirst ? "stock first" : "UseCachedAes first";
+        DirectoryInfo keys = root.CreateSubdirectory(stockFirst ? "stock-first" : "cached-first");
+        (IDataProtector first, _, ServiceProvider firstServices) = Open(keys, useCachedAes: !stockFirst);
+        (IDataProtector second, _, ServiceProvider secondServices) = Open(keys, useCachedAes: stockFirst);
+        (IDataProtector stock, IDataProtector cached) = stockFirst ? (first, second) : (second, first);
+        IKey stockKey = (stockFirst ? firstServices : secondServices).GetRequiredService<IKeyManager>().GetAllKeys().Single();
+        IKey cachedKey = (stockFirst ? secondServices : firstServices).GetRequiredService<IKeyManager>().GetAllKeys().Single();
+        string stockEncryptor = stockKey.CreateEncryptor()?.GetType().FullName ?? "(none)";
+        string cachedEncryptor = cachedKey.CreateEncryptor()?.GetType().FullName ?? "(none)";
+        FileInfo keyFile = keys.GetFiles("key-*.xml").Single();
+        XElement descriptor = XDocument.Load(keyFile.FullName).Root!.Element("descriptor")!;
+        Console.WriteLine($"{order}: one key, descriptor {descriptor.Attribute("deserializerType")!.Value.Split(',')[0]}, " +
+            $"encryption {descriptor.Descendants("encryption").Single().Attribute("algorithm")!.Value}; " +
+            $"stock's encryptor {stockEncryptor}; UseCachedAes's encryptor {cachedEncryptor}");
+        Check(stockKey.KeyId == cachedKey.KeyId, $"{order}: both use the one key");
+        Check(!File.ReadAllText(keyFile.FullName).Contains("CachedAes", StringComparison.Ordinal), $"{order}: the key ring names no CachedAes");
+        Check(cachedEncryptor.EndsWith("ManagedAuthenticatedEncryptor", StringComparison.Ordinal), $"{order}: UseCachedAes runs the key on the managed encryptor");
+        Check(!OperatingSystem.IsWindows() || stockEncryptor.Contains("Cng", StringComparison.Ordinal), $"{order}: on Windows stock runs the key on a CNG encryptor");
 
-    DirectoryInfo stockKeyAsCached = root.CreateSubdirectory("stock-key-as-cached");
-    Swap(stockXml, cachedXml, stockKeyAsCached);
-    (IDataProtector readsStockAsCached, _, ServiceProvider s1) = (Make2(stockKeyAsCached));
-    Check(readsStockAsCached.Unprotect(byStock).AsSpan().SequenceEqual(plaintext), "a payload of the default configuration's encryptor unprotects with the managed encryptor over CachedAes (same master key)");
-    DirectoryInfo cachedKeyAsStock = root.CreateSubdirectory("cached-key-as-stock");
-    Swap(cachedXml, stockXml, cachedKeyAsStock);
-    (IDataProtector readsCachedAsStock, _, ServiceProvider s2) = (Make2(cachedKeyAsStock));
-    Check(readsCachedAsStock.Unprotect(byCached).AsSpan().SequenceEqual(plaintext), "a payload of the managed encryptor over CachedAes unprotects with the default configuration's encryptor (same master key)");
-
-    (IDataProtector, IKey, ServiceProvider) Make2(DirectoryInfo keys)
-    {
-        var services = new ServiceCollection();
-        services.AddDataProtection().SetApplicationName("dp-check").PersistKeysToFileSystem(keys).DisableAutomaticKeyGeneration();
-        ServiceProvider provider = services.BuildServiceProvider();
-        return (provider.GetRequiredService<IDataProtectionProvider>().CreateProtector("check"), provider.GetRequiredService<IKeyManager>().GetAllKeys().Single(), provider);
-    }
-
-    foreach (ServiceProvider p in new[] { stockServices, cachedServices, s1, s2 })
-    {
-        p.Dispose();
+        byte[] byStock = stock.Protect(plaintext);
+        byte[] byCached = [];
+        long ran = During(() => byCached = cached.Protect(plaintext));
+        ran += During(() => Check(cached.Unprotect(byStock).AsSpan().SequenceEqual(plaintext), $"{order}: UseCachedAes unprotects stock's payload"));
+        Check(ran > 0, $"{order}: CachedAes ran for UseCachedAes ({ran} native handles)");
+        Check(During(() => Check(stock.Unprotect(byCached).AsSpan().SequenceEqual(plaintext), $"{order}: stock unprotects UseCachedAes's payload")) == 0,
+            $"{order}: CachedAes did not run for stock");
+        firstServices.Dispose();
+        secondServices.Dispose();
     }
 }
 catch (Exception e)

@@ -427,6 +427,7 @@ public sealed class JweTests
                 Assert.True(fromStock is not null, $"{enc}, {length} bytes, {name}: stock accepted it");
                 Assert.True(fromStock.GetType() == fromCached?.GetType(), $"{enc}, {length} bytes, {name}: stock {fromStock.GetType().Name}, CachedAes {fromCached?.GetType().Name ?? "nothing"}");
                 Assert.Equal((fromStock as ArgumentException)?.ParamName, (fromCached as ArgumentException)?.ParamName);
+                Assert.True(fromStock.Message == fromCached?.Message, $"{enc}, {length} bytes, {name}: stock's message \"{fromStock.Message}\", CachedAes's \"{fromCached?.Message}\"");
                 if (length == 1)
                 {
                     _output.WriteLine($"{name}: {fromStock.GetType().Name} ({(fromStock as ArgumentException)?.ParamName})");

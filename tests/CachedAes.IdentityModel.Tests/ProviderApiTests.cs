@@ -4,7 +4,9 @@ using System.Security.Cryptography;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
+using Microsoft.IdentityModel.Abstractions;
 using Microsoft.IdentityModel.JsonWebTokens;
+using Microsoft.IdentityModel.Logging;
 using Microsoft.IdentityModel.Tokens;
 
 namespace CachedCryptography.IdentityModel.Tests;
@@ -376,6 +378,52 @@ public sealed class ProviderApiTests
         }
     }
 
+    /// <summary>
+    /// A tag that does not match (IDX10650), a tag of the wrong length (IDX10625) and an authentic ciphertext that does not
+    /// decrypt (IDX10654): IdentityModel's own message, and the same entries in IdentityModel's log (its
+    /// <see cref="LogHelper.Logger"/>), so that alerts keyed on those numbers fire for CachedAes as for stock.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(AllEncs))]
+    public void Decryption_failures_carry_IdentityModels_numbered_messages_and_are_logged_alike(string enc, int cekLength)
+    {
+        byte[] cek = Bytes(cekLength, 50);
+        var key = new SymmetricSecurityKey(cek);
+        using var stock = new AuthenticatedEncryptionProvider(key, enc);
+        using var cached = new CachedAesCbcHmacProvider(key, enc);
+        byte[] aad = Bytes(24, 51 + cekLength);
+        byte[] iv = Bytes(16, 52);
+        AuthenticatedEncryptionResult r = stock.Encrypt(Bytes(33, 53), aad, iv);
+        byte[] wrongTag = (byte[])r.AuthenticationTag.Clone();
+        wrongTag[^1] ^= 0x80;
+        byte[] undecryptable = Bytes(32, 54);
+        foreach ((string number, byte[] ciphertext, byte[] tag) in new[]
+        {
+            ("IDX10650", r.Ciphertext, wrongTag),
+            ("IDX10625", r.Ciphertext, r.AuthenticationTag[1..]),
+            ("IDX10654", undecryptable, RfcTag(cek, enc, aad, iv, undecryptable)),
+        })
+        {
+            var log = new RecordingLogger();
+            IIdentityLogger before = LogHelper.Logger;
+            LogHelper.Logger = log;
+            try
+            {
+                Exception s = AssertSameFailure(() => stock.Decrypt(ciphertext, aad, iv, tag), () => cached.Decrypt(ciphertext, aad, iv, tag));
+                Assert.IsType<SecurityTokenDecryptionFailedException>(s);
+                Assert.StartsWith(number + ": ", s.Message, StringComparison.Ordinal);
+                Assert.Null(s.InnerException);
+                (EventLogLevel, string)[] entries = log.Matching(s.Message);
+                Assert.Equal(2, entries.Length);
+                Assert.Equal(entries[0], entries[1]);
+            }
+            finally
+            {
+                LogHelper.Logger = before;
+            }
+        }
+    }
+
     [Theory]
     [MemberData(nameof(AllEncs))]
     public void Octet_JSON_Web_Keys_give_stocks_bytes(string enc, int cekLength)
@@ -414,7 +462,7 @@ public sealed class ProviderApiTests
         return mac.AsSpan(0, half).ToArray();
     }
 
-    /// <summary>Both fail, with the same exception type and parameter name; returns stock's exception.</summary>
+    /// <summary>Both fail, with the same exception type, parameter name and message; returns stock's exception.</summary>
     private static Exception AssertSameFailure(Func<object> stock, Func<object> cached)
     {
         Exception? s = Record.Exception(stock);
@@ -423,7 +471,40 @@ public sealed class ProviderApiTests
         Assert.True(c is not null, $"CachedAes did not fail (stock threw {s.GetType().Name}: {s.Message})");
         Assert.True(s.GetType() == c.GetType(), $"stock threw {s.GetType().FullName}: {s.Message}; CachedAes threw {c.GetType().FullName}: {c.Message}");
         Assert.Equal((s as ArgumentException)?.ParamName, (c as ArgumentException)?.ParamName);
+        if (s is not ObjectDisposedException)
+        {
+            // The same text too (IdentityModel's, with its arguments hidden as IdentityModel hides them); a disposed
+            // provider's message names the provider's own type, on both sides.
+            Assert.Equal(s.Message, c.Message);
+        }
+
         return s;
+    }
+
+    /// <summary>IdentityModel's log, kept: every entry at every level (other tests may log meanwhile; callers filter).</summary>
+    private sealed class RecordingLogger : IIdentityLogger
+    {
+        private readonly List<(EventLogLevel Level, string Message)> _entries = [];
+
+        public bool IsEnabled(EventLogLevel eventLogLevel) => true;
+
+        public void Log(LogEntry entry)
+        {
+            lock (_entries)
+            {
+                _entries.Add((entry.EventLogLevel, entry.Message ?? ""));
+            }
+        }
+
+        public (EventLogLevel, string)[] Matching(string text)
+        {
+            lock (_entries)
+            {
+                // The first entry of a process starts with a line about IdentityModel's version; the rest is the message.
+                return [.. _entries.FindAll(e => e.Message.Contains(text, StringComparison.Ordinal))
+                    .ConvertAll(e => (e.Level, e.Message[e.Message.IndexOf(text, StringComparison.Ordinal)..]))];
+            }
+        }
     }
 
     /// <summary>A symmetric key that records the arrays its <see cref="Key"/> hands out: new copies, or its own array every time.</summary>
