@@ -158,15 +158,21 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
     /// <summary>
     /// Re-keys the context in place: <c>EVP_CipherInit_ex</c> with no cipher keeps the provider's context and only runs
-    /// the key schedule (overwriting the old one), the cheapest re-key OpenSSL has. No IV is passed either: a CBC context
-    /// then restarts at the IV it was first keyed with, which <see cref="TryKey"/> made zero, and passing none skips a
-    /// provider parameter query that costs about a quarter of the re-key (docs/design-notes.md, "Re-keying in place").
-    /// A key of another size needs another cipher: the context is reset (cleansed) and keyed afresh.
+    /// the key schedule (overwriting the old one), the cheapest re-key OpenSSL has. A CBC context is given the zero IV
+    /// that <see cref="_chain"/> then records: OpenSSL documents no IV for a re-key without one (its own providers restore
+    /// the first IV since 3.0.0, others need not), so the handle passes the IV its first-block fix-up depends on, as the
+    /// .NET runtime's own reset passes its IV (docs/design.md, "Platform contracts"). A key of another size needs another
+    /// cipher: the context is reset (cleansed) and keyed afresh. A key of no AES size is refused before any native call.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
     public override bool TryRekey(ReadOnlySpan<byte> key)
     {
         Debug.Assert(_ciphers is not null && !IsFaulted);
+        if (key.Length is not (16 or 24 or 32))
+        {
+            return false;
+        }
+
         if (CipherFor(_ciphers, Mode, key.Length) != _cipher)
         {
             return Libcrypto.EVP_CIPHER_CTX_reset(_ctx) == 1
@@ -174,10 +180,11 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
                 : Fail("EVP_CIPHER_CTX_reset");
         }
 
+        Vector128<byte> zeroIv = Vector128<byte>.Zero;
         int result;
         fixed (byte* keyPointer = key)
         {
-            result = Libcrypto.EVP_CipherInit_ex(_ctx, IntPtr.Zero, IntPtr.Zero, keyPointer, null, Encrypting ? 1 : 0);
+            result = Libcrypto.EVP_CipherInit_ex(_ctx, IntPtr.Zero, IntPtr.Zero, keyPointer, Mode == BlockCipherMode.Cbc ? (byte*)&zeroIv : null, Encrypting ? 1 : 0);
         }
 
         _chain.Value = Vector128<byte>.Zero;
