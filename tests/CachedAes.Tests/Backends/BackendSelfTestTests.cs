@@ -3,6 +3,7 @@ using System.Linq;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
+using CachedCryptography.Interop.OpenSsl;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -198,6 +199,54 @@ public sealed class BackendSelfTestTests
     }
 
     [Fact]
+    public void A_rekey_that_keeps_the_old_key_sends_the_whole_backend_to_stock()
+    {
+        var broken = new MisbehavingBackend(StockBackend.Instance) { StaleRekey = true };
+
+        BackendSelection selection = Select(broken);
+
+        Assert.Same(StockBackend.Instance, selection.Backend);
+        Assert.Equal(
+            "the StockFallback backend failed the self-test: ECB encrypt, AES-128 (SP 800-38A F.1.1/F.2.1): after a re-key to FIPS 197 C.1's key the block gave the wrong ciphertext.",
+            selection.EcbReason);
+        Assert.Equal(0, broken.LiveHandles);
+    }
+
+    /// <summary>
+    /// A real OpenSSL CBC context whose IV is somewhere else after each re-key (planted with <c>EVP_CipherInit_ex</c> and
+    /// only an IV), as a provider that neither restores the IV nor takes the one passed would leave it: the first block
+    /// after a key change comes out wrong with success statuses. The self-test's re-key step catches it, and CBC runs over
+    /// the verified ECB handles.
+    /// </summary>
+    [OpenSslFact]
+    [System.Runtime.Versioning.SupportedOSPlatform("linux")]
+    public void An_openssl_cbc_context_left_at_another_iv_by_a_rekey_fails_cbc_and_cbc_runs_over_ecb()
+    {
+        Assert.True(OpenSslBackend.TryCreate(out CipherBackend? openSsl, out string? reason), reason);
+        var broken = new MisbehavingBackend(openSsl) { AfterRekey = PlantIv };
+
+        BackendSelection selection = Select(broken);
+
+        Assert.IsType<CbcOverEcbBackend>(selection.Backend);
+        Assert.Equal(CachedAesPath.Native, selection.Ecb);
+        Assert.Equal(CachedAesPath.NativeEcbWithManagedChaining, selection.Cbc);
+        Assert.Equal(
+            "the OpenSsl CBC handle failed the self-test: CBC encrypt, AES-128 (SP 800-38A F.1.1/F.2.1): after a re-key to FIPS 197 C.1's key (the same size) the first block was wrong (the message did not start at its IV).",
+            selection.CbcReason);
+        Assert.Equal(0, broken.LiveHandles);
+
+        static unsafe void PlantIv(BlockCipher handle)
+        {
+            if (handle is OpenSslCipher { Mode: BlockCipherMode.Cbc } cipher)
+            {
+                byte* iv = stackalloc byte[16];
+                new Span<byte>(iv, 16).Fill(0x5A);
+                Assert.Equal(1, Libcrypto.EVP_CipherInit_ex(cipher.Context, IntPtr.Zero, IntPtr.Zero, null, iv, -1));
+            }
+        }
+    }
+
+    [Fact]
     public void A_cbc_handle_that_cannot_be_created_composes_cbc_over_ecb()
     {
         var broken = new MisbehavingBackend(StockBackend.Instance) { FailCreate = (mode, _) => mode == BlockCipherMode.Cbc };
@@ -292,6 +341,15 @@ public sealed class BackendSelfTestTests
         {
             Assert.Equal(wrapped, aes.EncryptKeyWrapPadded(key));
         }
+
+        foreach (KnownAnswers.Fips197Example example in KnownAnswers.Fips197Examples)
+        {
+            Assert.Equal(example.Ciphertext, Stock.Ecb(example.Key, KnownAnswers.Fips197Plaintext, encrypt: true));
+        }
+
+        Assert.Equal(
+            KnownAnswers.Sp80038aExamples.Select(e => e.Key.Length),
+            KnownAnswers.Fips197Examples.Select(e => e.Key.Length));
     }
 
     private static BackendSelection Select(CipherBackend backend) =>
