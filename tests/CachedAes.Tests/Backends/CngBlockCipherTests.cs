@@ -98,6 +98,59 @@ public sealed class CngBlockCipherTests : SimulatedPlatformCipherContract
         AssertClean();
     }
 
+    /// <summary>
+    /// CNG may keep using a key object until the key made in it is destroyed, so when <c>BCryptDestroyKey</c> fails the
+    /// buffer must be left alone: not freed, zeroed or reused (the layer audits every live key's buffer). The key stays
+    /// with CNG, counted live.
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_failed_destroy_on_release_leaves_the_key_object_to_cng(bool cbc)
+    {
+        BlockCipher handle = Make(cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, true, Stock.Bytes(32, 50));
+        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+
+        handle.Release();
+
+        Assert.Empty(_api.Violations);
+        Assert.Equal(1, _api.LiveKeys);
+        Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
+    }
+
+    [Fact]
+    public void A_failed_destroy_during_a_rekey_makes_no_key_in_the_buffer_and_never_frees_it()
+    {
+        BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 51));
+        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+
+        Assert.False(handle.TryRekey(Stock.Bytes(16, 52)));
+        Assert.True(handle.IsFaulted);
+        string failure = handle.CreateFailure().Message;
+        handle.Release();
+
+        Assert.Empty(_api.Violations);
+        Assert.Contains("BCryptDestroyKey failed with NTSTATUS 0xC0000008", failure, StringComparison.Ordinal);
+        Assert.Single(_api.KeyObjectLengths);
+        Assert.Equal(1, _api.LiveKeys);
+        Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
+    }
+
+    // The audit itself must catch a live key's buffer overwritten (a freed one shows as its owner's pointer gone: the
+    // failed-destroy tests above fail that way on a handle that frees the buffer).
+    [Fact]
+    public void Simulated_cng_reports_a_live_keys_key_object_that_was_overwritten()
+    {
+        using var overwritten = new SafeBCryptKeyHandle(_api, SimulatedBCryptApi.AesObjectLength);
+        Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], overwritten));
+        unsafe
+        {
+            new Span<byte>((void*)overwritten.KeyObject, SimulatedBCryptApi.AesObjectLength).Clear();
+        }
+
+        Assert.Single(_api.Violations, v => v.EndsWith("was overwritten", StringComparison.Ordinal));
+    }
+
     [Fact]
     public void Without_an_object_length_keys_are_made_in_objects_cng_allocates()
     {

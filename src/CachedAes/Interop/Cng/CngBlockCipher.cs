@@ -124,11 +124,12 @@ internal sealed class CngBlockCipher : BlockCipher
     public override bool TryRekey(ReadOnlySpan<byte> key)
     {
         int status;
+        string failedCall;
         Span<byte> secret = stackalloc byte[32];
         try
         {
             key.CopyTo(secret);
-            status = _key.Rekey(_algorithm, secret[..key.Length]);
+            status = _key.Rekey(_algorithm, secret[..key.Length], out failedCall);
         }
         finally
         {
@@ -141,7 +142,7 @@ internal sealed class CngBlockCipher : BlockCipher
             return true;
         }
 
-        _failure = status != 0 ? Errors.CngFailure("BCryptGenerateSymmetricKey", status) : Errors.NoNativeHandle("BCryptGenerateSymmetricKey", "key handle").Message;
+        _failure = status != 0 ? Errors.CngFailure(failedCall, status) : Errors.NoNativeHandle(failedCall, "key handle").Message;
         Fault();
         return false;
     }
