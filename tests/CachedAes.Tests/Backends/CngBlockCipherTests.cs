@@ -32,6 +32,9 @@ public sealed class CngBlockCipherTests : SimulatedPlatformCipherContract
 
     private protected override (int Status, string Text) NoMemory => (SimulatedBCryptApi.STATUS_NO_MEMORY, "0xC0000017");
 
+    // CNG documents nothing about phKey on failure: the simulation hands a key back, to check that the wrapper frees it.
+    private protected override bool FailedCreateHandsBackTheHandle => true;
+
     private protected override BlockCipher Make(BlockCipherMode mode, bool encrypting, byte[] key)
         => CngBlockCipher.Create(_api, mode == BlockCipherMode.Ecb ? EcbAlg : CbcAlg, SimulatedBCryptApi.AesObjectLength, mode, encrypting, key);
 

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
@@ -11,10 +12,15 @@ namespace CachedCryptography.Interop.CommonCrypto;
 /// <para>The cryptor is created with a NULL IV (all zeroes for CBC, ignored for ECB). Each CBC message first calls
 /// <c>CCCryptorReset</c> with its IV. ECB never calls <c>CCCryptorReset</c>: it returns <c>kCCUnimplemented</c> on
 /// macOS 10.13+ (and ECB has no chaining state to restart).</para>
+/// <para>In place, the input goes through a copy on the stack (<see cref="UpdateThroughCopy"/>): CommonCryptor.h does not
+/// support in-place operation for ECB and CBC.</para>
 /// <para>The native layer is injected (<see cref="ICommonCryptoApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
 internal sealed class CommonCryptoBlockCipher : BlockCipher
 {
+    // The largest piece of an in-place transform copied to the stack at a time.
+    private const int InPlaceChunk = 512;
+
     private readonly ICommonCryptoApi _api;
     private readonly SafeCCCryptorHandle _cryptor;
     private readonly nint _rawCryptor;
@@ -107,6 +113,12 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
             }
         }
 
+        // The seam passes the same memory or none in common: in place goes through a copy (see UpdateThroughCopy).
+        return input.Overlaps(output) ? UpdateThroughCopy(input, output) : Update(input, output);
+    }
+
+    private bool Update(ReadOnlySpan<byte> input, Span<byte> output)
+    {
         // The raw reference: this object owns it through _cryptor, and only the one caller holding this handle uses it.
         int status = _api.Update(_rawCryptor, input, output, out nuint moved);
         if (status != CommonCryptor.kCCSuccess)
@@ -116,6 +128,29 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
 
         // Without padding, whole blocks in must give the same number of bytes out.
         return moved == (nuint)input.Length || Fail(Errors.ShortNativeOutput("CCCryptorUpdate", moved, input.Length));
+    }
+
+    /// <summary>
+    /// An in-place transform, as separate buffers: CommonCryptor.h documents in-place operation as "not supported" for
+    /// block modes such as ECB and CBC, so each chunk of the input is copied to the stack and transformed from there into
+    /// the output. The cryptor carries the CBC chain from one chunk to the next, as across any two updates. The copy is
+    /// zeroed afterwards (it held the input: plaintext when encrypting).
+    /// </summary>
+    [SkipLocalsInit] // each chunk is written before it is read
+    private bool UpdateThroughCopy(ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        Span<byte> copy = stackalloc byte[InPlaceChunk];
+        copy = copy[..Math.Min(InPlaceChunk, input.Length)];
+        bool done = true;
+        for (int offset = 0; done && offset < input.Length; offset += InPlaceChunk)
+        {
+            int length = Math.Min(InPlaceChunk, input.Length - offset);
+            input.Slice(offset, length).CopyTo(copy);
+            done = Update(copy[..length], output.Slice(offset, length));
+        }
+
+        CryptographicOperations.ZeroMemory(copy);
+        return done;
     }
 
     public override CryptographicException CreateFailure() => _failure is null ? Errors.NoFailureRecorded("CommonCrypto") : new(_failure);
@@ -134,6 +169,7 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
         return false;
     }
 
+    // Every CCCryptorStatus of CommonCryptoError.h.
     private static string StatusName(int status) => status switch
     {
         CommonCryptor.kCCParamError => "kCCParamError",
@@ -142,6 +178,12 @@ internal sealed class CommonCryptoBlockCipher : BlockCipher
         CommonCryptor.kCCAlignmentError => "kCCAlignmentError",
         CommonCryptor.kCCDecodeError => "kCCDecodeError",
         CommonCryptor.kCCUnimplemented => "kCCUnimplemented",
+        CommonCryptor.kCCOverflow => "kCCOverflow",
+        CommonCryptor.kCCRNGFailure => "kCCRNGFailure",
+        CommonCryptor.kCCUnspecifiedError => "kCCUnspecifiedError",
+        CommonCryptor.kCCCallSequenceError => "kCCCallSequenceError",
+        CommonCryptor.kCCKeySizeError => "kCCKeySizeError",
+        CommonCryptor.kCCInvalidKey => "kCCInvalidKey",
         _ => "unknown status",
     };
 }

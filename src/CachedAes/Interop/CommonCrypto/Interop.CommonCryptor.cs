@@ -56,6 +56,24 @@ internal static unsafe partial class CommonCryptor
     /// <summary><c>kCCUnimplemented</c>: function not implemented for this algorithm or mode (e.g. <c>CCCryptorReset</c> on ECB).</summary>
     internal const int kCCUnimplemented = -4305;
 
+    /// <summary><c>kCCOverflow</c>.</summary>
+    internal const int kCCOverflow = -4306;
+
+    /// <summary><c>kCCRNGFailure</c>.</summary>
+    internal const int kCCRNGFailure = -4307;
+
+    /// <summary><c>kCCUnspecifiedError</c>: what <c>CCCryptorCreateWithMode</c> returns when the key schedule cannot be set up.</summary>
+    internal const int kCCUnspecifiedError = -4308;
+
+    /// <summary><c>kCCCallSequenceError</c>.</summary>
+    internal const int kCCCallSequenceError = -4309;
+
+    /// <summary><c>kCCKeySizeError</c>: what <c>CCCryptorCreateWithMode</c> returns for a key of no size the algorithm takes.</summary>
+    internal const int kCCKeySizeError = -4310;
+
+    /// <summary><c>kCCInvalidKey</c>: key is not valid.</summary>
+    internal const int kCCInvalidKey = -4311;
+
     // CCCryptorStatus CCCryptorCreateWithMode(CCOperation op, CCMode mode, CCAlgorithm alg, CCPadding padding,
     //     const void *iv, const void *key, size_t keyLength, const void *tweak, size_t tweakLength,
     //     int numRounds, CCModeOptions options, CCCryptorRef *cryptorRef);
