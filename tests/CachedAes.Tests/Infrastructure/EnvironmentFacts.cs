@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 using System.Runtime.InteropServices;
 using CachedCryptography.Selection;
 
@@ -32,6 +33,12 @@ public enum Needs
     /// (and is a row of the contract suites).
     /// </summary>
     CpuAesInstructions = 16,
+
+    /// <summary>
+    /// A C compiler (<c>cc</c> on the PATH) and OpenSSL's development headers (<c>/usr/include/openssl/engine.h</c>), to
+    /// build a small ENGINE for the real libcrypto.
+    /// </summary>
+    OpenSslDevelopment = 32,
 }
 
 /// <summary>
@@ -82,8 +89,18 @@ internal static class TestEnvironment
             return $"needs the CPU intrinsics backend, but {missing}";
         }
 
+        if (needs.HasFlag(Needs.OpenSslDevelopment) && !(OnPath("cc") && System.IO.File.Exists("/usr/include/openssl/engine.h")))
+        {
+            return "needs a C compiler (cc) and OpenSSL's headers (/usr/include/openssl/engine.h, from libssl-dev) to build a test ENGINE";
+        }
+
         return null;
     }
+
+    private static bool OnPath(string program) =>
+        (Environment.GetEnvironmentVariable("PATH") ?? "")
+            .Split(System.IO.Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
+            .Any(folder => System.IO.File.Exists(System.IO.Path.Combine(folder, program)));
 }
 
 /// <summary>A fact that runs only where the process has what it <see cref="Needs"/>; elsewhere it is reported as skipped, with the reason.</summary>

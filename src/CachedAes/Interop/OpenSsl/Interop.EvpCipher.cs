@@ -51,10 +51,13 @@ internal static unsafe partial class Libcrypto
     internal static partial int EVP_CipherUpdate(IntPtr ctx, byte* output, int* outputLength, byte* input, int inputLength);
 
     /// <summary>
-    /// <see cref="EVP_CipherUpdate"/> without the GC transition, for short inputs only (see
-    /// <see cref="OpenSslCipher"/> for the bounds). Safe because on a keyed provider AES context with padding off the
-    /// call only transforms memory: it takes no lock, makes no system call and calls back into nothing. The runtime
-    /// cannot suspend the thread for a GC while it runs, so it must stay well under a microsecond.
+    /// <see cref="EVP_CipherUpdate"/> without the GC transition, for short inputs only (see <see cref="OpenSslCipher"/> for
+    /// the bounds), and only in a process where AES is OpenSSL's own code (<see cref="OpenSslShortCalls"/>: the default or
+    /// FIPS provider, no ENGINE). There, on a keyed AES context with padding off, a whole-block update only transforms
+    /// memory: it takes no lock, makes no system call and calls back into nothing; its failure paths, which would
+    /// allocate the thread's error state, are not reachable with the handle's inputs (a keyed context, whole blocks, a
+    /// positive length, in place or not overlapping). The runtime cannot suspend the thread for a GC while it runs, so it
+    /// must stay well under a microsecond.
     /// </summary>
     [LibraryImport(Name, EntryPoint = "EVP_CipherUpdate")]
     [SuppressGCTransition]

@@ -28,8 +28,9 @@ namespace CachedCryptography.Interop.OpenSsl;
 /// block may no longer match the context, so the handle is faulted and never reused.</para>
 /// <para><b>The hot path.</b> The context is passed as a raw pointer: this object owns it, and only the one caller
 /// holding the handle uses it, so no reference counting is needed per call. Short inputs go through
-/// <see cref="Libcrypto.EVP_CipherUpdateShort"/> (no GC transition). Failures come back as return values; there is no
-/// exception handler around the native call.</para>
+/// <see cref="Libcrypto.EVP_CipherUpdateShort"/> (no GC transition) where the backend found AES to be OpenSSL's own
+/// (<see cref="OpenSslShortCalls"/>); elsewhere the limit is 0 and every call makes the transition. Failures come back as
+/// return values; there is no exception handler around the native call.</para>
 /// <para><b>Native calls out of line.</b> Every method here that makes a native call with the GC transition (keying,
 /// re-keying, reset, free, long updates) is never inlined and has no exception handler. The JIT then makes the call
 /// inline and clears the upper halves of the vector registers before it; inlined into a caller with an exception
@@ -56,7 +57,10 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     // CBC: the block the context chains from next, i.e. the last ciphertext block it processed (zero after keying).
     // Written on every CBC call, so it has cache lines of its own (see ChainBlock).
     private ChainBlock _chain;
+
+    // Inputs up to this length skip the GC transition; 0 where the backend found AES is not OpenSSL's own (OpenSslShortCalls).
     private int _shortLimit;
+    private bool _shortCalls;
     private string? _failedCall;
 
     private OpenSslCipher(OpenSslContextPool pool) => _pool = pool;
@@ -66,6 +70,9 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
     /// <summary>The owned context (tests use it to provoke real OpenSSL failures).</summary>
     internal IntPtr Context => _ctx;
+
+    /// <summary>The longest input that skips the GC transition: 0 when every call makes it (a test seam).</summary>
+    internal int ShortLimit => _shortLimit;
 
     /// <summary>A new, empty context.</summary>
     /// <exception cref="CryptographicException"><c>EVP_CIPHER_CTX_new</c> failed.</exception>
@@ -89,16 +96,17 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     /// key size; false on failure (then <see cref="Discard"/> it).
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal bool TryKey(IntPtr[] ciphers, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal bool TryKey(IntPtr[] ciphers, bool shortCalls, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         IntPtr cipher = CipherFor(ciphers, mode, key.Length);
         Debug.Assert(cipher != IntPtr.Zero && !IsFaulted);
         _ciphers = ciphers;
         _cipher = cipher;
+        _shortCalls = shortCalls;
         Mode = mode;
         Encrypting = encrypting;
         _chain.Value = Vector128<byte>.Zero;
-        _shortLimit = mode == BlockCipherMode.Cbc && encrypting ? SerialShortLimit : ParallelShortLimit;
+        _shortLimit = !shortCalls ? 0 : mode == BlockCipherMode.Cbc && encrypting ? SerialShortLimit : ParallelShortLimit;
 
         Vector128<byte> zeroIv = Vector128<byte>.Zero;
         int result;
@@ -176,7 +184,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         if (CipherFor(_ciphers, Mode, key.Length) != _cipher)
         {
             return Libcrypto.EVP_CIPHER_CTX_reset(_ctx) == 1
-                ? TryKey(_ciphers, Mode, Encrypting, key)
+                ? TryKey(_ciphers, _shortCalls, Mode, Encrypting, key)
                 : Fail("EVP_CIPHER_CTX_reset");
         }
 
