@@ -23,8 +23,9 @@ cd "$(dirname "$0")/.."
 # fail a test.
 CORE_FILES=(Core/SymmetricPadding.cs Core/OneShot.cs Core/KeyWrap.cs Core/KeyEpoch.cs Core/KeyEpoch.Handles.cs
   Core/KeyEpoch.Holders.cs Core/KeyEpoch.Stock.cs Core/HandleLease.cs
-  Intrinsics/AesSchedule.cs Intrinsics/AesBlocks.cs Intrinsics/IntrinsicsCipher.cs Intrinsics/X86AesInstructions.cs
-  Intrinsics/ArmAesInstructions.cs)
+  Backends/Intrinsics/AesSchedule.cs Backends/Intrinsics/AesBlocks.cs Backends/Intrinsics/IntrinsicsCipher.cs
+  Backends/Intrinsics/X86AesInstructions.cs
+  Backends/Intrinsics/ArmAesInstructions.cs)
 # The smaller scope the CI lane runs (--ci): padding and key wrap.
 CI_FILES=(Core/SymmetricPadding.cs Core/KeyWrap.cs)
 # ---------------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@ using System.Linq;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
+using CachedCryptography.Backends.Stock;
+using CachedCryptography.Backends.CbcOverEcb;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -279,10 +281,10 @@ public sealed class BackendSelfTestTests
     public void Forcing_the_stock_path_does_not_even_probe_the_platform()
     {
         bool probed = false;
-        BackendSelection selection = BackendSelection.Select("a test", () =>
+        BackendSelection selection = SelectionPolicy.Select("a test", () =>
         {
             probed = true;
-            return new BackendSelection.PlatformProbe(StockBackend.Instance, null);
+            return new SelectionPolicy.PlatformProbe(StockBackend.Instance, null);
         });
 
         Assert.False(probed);
@@ -298,8 +300,8 @@ public sealed class BackendSelfTestTests
     [Fact]
     public void No_backend_or_a_throwing_probe_means_stock_with_the_reason()
     {
-        BackendSelection missing = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(null, "libfoo.so.9 not found"));
-        BackendSelection throwing = BackendSelection.Select(null, () => throw new DllNotFoundException("no such library"));
+        BackendSelection missing = SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(null, "libfoo.so.9 not found"));
+        BackendSelection throwing = SelectionPolicy.Select(null, () => throw new DllNotFoundException("no such library"));
 
         Assert.Same(StockBackend.Instance, missing.Backend);
         Assert.Equal("libfoo.so.9 not found", missing.EcbReason);
@@ -322,7 +324,7 @@ public sealed class BackendSelfTestTests
     [InlineData(false, "true", "the environment variable CACHEDAES_USE_STOCK=true")]
     public void The_switch_or_the_variable_forces_the_stock_path(bool? switchValue, string? variable, string? expected)
     {
-        Assert.Equal(expected, BackendSelection.ReadStockForcedBy(switchValue, variable));
+        Assert.Equal(expected, SelectionSwitches.ReadStockForcedBy(switchValue, variable));
     }
 
     [Fact]
@@ -353,7 +355,7 @@ public sealed class BackendSelfTestTests
     }
 
     private static BackendSelection Select(CipherBackend backend) =>
-        BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(backend, null));
+        SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(backend, null));
 
     private static byte[] Pad(byte[] data)
     {

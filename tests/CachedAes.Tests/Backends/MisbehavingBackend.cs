@@ -39,7 +39,7 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
 
     public override string Description => inner.Description + ", misbehaving on demand";
 
-    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         if (FailCreate(mode, encrypting))
         {
@@ -77,14 +77,14 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
             base.Release();
         }
 
-        public override bool TryRekey(ReadOnlySpan<byte> key)
+        protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
         {
             if (owner.StaleRekey)
             {
                 return true;
             }
 
-            if (!base.TryRekey(key))
+            if (!base.TryRekeyCore(key))
             {
                 return false;
             }

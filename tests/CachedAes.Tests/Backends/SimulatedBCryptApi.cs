@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Security.Cryptography;
 using System.Text;
 using CachedCryptography.Seam;
-using CachedCryptography.Interop.Cng;
+using CachedCryptography.Backends.Cng;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -76,6 +76,18 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
     public int LiveProviders { get { lock (Sync) { int n = 0; foreach (Provider p in _providers.Values) { if (!p.Closed) { n++; } } return n; } } }
 
     public int OpenedProviders { get { lock (Sync) { return _providers.Count; } } }
+
+    public override void ForgetCalls()
+    {
+        lock (Sync)
+        {
+            base.ForgetCalls();
+            KeyAlgorithms.Clear();
+            CipherCalls.Clear();
+            ChainingModesSet.Clear();
+            KeyObjectLengths.Clear();
+        }
+    }
 
     public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
     {

@@ -1,7 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Security.Cryptography;
-using CachedCryptography.Interop.CommonCrypto;
+using CachedCryptography.Backends.CommonCrypto;
 
 namespace CachedCryptography.Tests.Backends;
 

@@ -88,6 +88,19 @@ internal abstract class SimulatedNativeLayer : ISimulatedNativeLayer
     /// <summary>The lock every call of the layer holds.</summary>
     protected object Sync { get; } = new();
 
+    /// <summary>
+    /// Forgets the calls logged so far (and what the subclass records per call), keeping every handle and violation: for a
+    /// test that starts its count after setting up a backend, whose probe calls the layer.
+    /// </summary>
+    public virtual void ForgetCalls()
+    {
+        lock (Sync)
+        {
+            Calls.Clear();
+            KeyAddresses.Clear();
+        }
+    }
+
     /// <summary>Makes a future call of <paramref name="function"/> return <paramref name="status"/>, after <paramref name="skip"/> normal calls.</summary>
     public void Inject(string function, int status, int skip = 0)
     {

@@ -66,14 +66,14 @@ internal static class TestEnvironment
             // The library's own rule, read the way selection reads it (without selecting anything).
             bool? switchValue = AppContext.TryGetSwitch(CachedAesDiagnostics.UseStockSwitchName, out bool enabled) ? enabled : null;
             string? variable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseStockEnvironmentVariable);
-            if (BackendSelection.ReadStockForcedBy(switchValue, variable) is string forcedBy)
+            if (SelectionSwitches.ReadStockForcedBy(switchValue, variable) is string forcedBy)
             {
                 return $"needs the platform backend, but the stock path is forced by {forcedBy}";
             }
 
             bool? cpuSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseCpuIntrinsicsSwitchName, out bool cpuEnabled) ? cpuEnabled : null;
             string? cpuVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable);
-            if (BackendSelection.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable) is string requestedBy)
+            if (SelectionSwitches.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable) is string requestedBy)
             {
                 return $"needs the platform backend, but the CPU intrinsics backend is requested by {requestedBy}";
             }
@@ -84,7 +84,7 @@ internal static class TestEnvironment
             return $"needs an x86/x64 processor with AES-NI and SSSE3; this is {RuntimeInformation.ProcessArchitecture} without them";
         }
 
-        if (needs.HasFlag(Needs.CpuAesInstructions) && !CachedCryptography.Intrinsics.IntrinsicsBackend.TryCreate(out _, out string? missing))
+        if (needs.HasFlag(Needs.CpuAesInstructions) && !CachedCryptography.Backends.Intrinsics.IntrinsicsBackend.TryCreate(out _, out string? missing))
         {
             return $"needs the CPU intrinsics backend, but {missing}";
         }
