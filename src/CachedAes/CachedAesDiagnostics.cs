@@ -88,6 +88,6 @@ public static class CachedAesDiagnostics
             ?? typeof(CachedAesDiagnostics).Assembly.GetName().Version?.ToString()
             ?? "unknown";
         string header = $"CachedAes {version} on {RuntimeInformation.FrameworkDescription}, {RuntimeInformation.OSDescription} ({RuntimeInformation.RuntimeIdentifier})";
-        return ProcessBackend.Selection.Describe(header);
+        return SelectionReport.Describe(ProcessBackend.Selection, header);
     }
 }

@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Runtime.Versioning;
 using CachedCryptography.Selection;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;

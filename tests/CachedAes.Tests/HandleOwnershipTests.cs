@@ -4,9 +4,9 @@ using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Backends.Stock;
 
 namespace CachedCryptography.Tests;
 

@@ -7,12 +7,12 @@ using System.Runtime.CompilerServices;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Core;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Backends.Stock;
 
 namespace CachedCryptography.Tests;
 

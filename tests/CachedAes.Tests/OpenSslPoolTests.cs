@@ -4,7 +4,7 @@ using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests;

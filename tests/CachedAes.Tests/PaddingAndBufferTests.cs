@@ -4,8 +4,8 @@ using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Backends.Stock;
 
 namespace CachedCryptography.Tests;
 
@@ -180,7 +180,7 @@ public sealed class PaddingAndBufferTests
             Volatile.Write(ref _armed, 1);
         }
 
-        public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
             new Handle(this, inner.Create(mode, encrypting, key));
 
         private bool FailThisOne() => Volatile.Read(ref _armed) == 1 && Interlocked.Increment(ref _transforms) == 2 && Interlocked.Exchange(ref _armed, 0) == 1;

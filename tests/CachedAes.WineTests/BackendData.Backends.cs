@@ -2,7 +2,9 @@ using System;
 using System.Collections.Generic;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
-using CachedCryptography.Interop.Cng;
+using CachedCryptography.Backends.Cng;
+using CachedCryptography.Backends.Stock;
+using CachedCryptography.Backends.CbcOverEcb;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
@@ -40,7 +42,7 @@ public static partial class BackendData
     // fresh backend of that shape, so that the handles the self-test made are not counted as the instance's.
     private static CipherBackend SelectAgain()
     {
-        CngBackend Open() => CngBackend.TryCreate(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng)
+        CngBackend Open() => CngBackend.TryCreate(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng, out _)
             ? (CngBackend)cng
             : throw new InvalidOperationException("CNG AES could not be opened.");
 
@@ -50,7 +52,7 @@ public static partial class BackendData
         }
 
         CngBackend probed = Open();
-        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(probed, null));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(probed, null));
         return selection.Backend switch
         {
             CbcOverEcbBackend => new CbcOverEcbBackend(Open()),

@@ -1,7 +1,7 @@
 using System;
 using System.Collections.Concurrent;
 using System.Threading;
-using CachedCryptography.Interop.Cng;
+using CachedCryptography.Backends.Cng;
 
 namespace CachedCryptography.WineTests;
 

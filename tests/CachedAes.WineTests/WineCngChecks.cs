@@ -2,7 +2,7 @@ using System;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
-using CachedCryptography.Interop.Cng;
+using CachedCryptography.Backends.Cng;
 using CachedCryptography.Tests.Infrastructure;
 using Xunit.Abstractions;
 
@@ -82,13 +82,13 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     public void Each_kind_of_algorithm_handle_selects_matches_stock_and_releases_every_handle(bool pseudoHandles)
     {
         var api = new CountingBCryptApi(BCryptApi.Instance);
-        Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw));
+        Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw, out _));
         var cng = (CngBackend)raw;
         Assert.Equal(pseudoHandles, cng.UsesPseudoHandles);
         bool restarts = ProbeCbc(api, cng.CbcAlgorithm).RestartsAtSameIv;
 
-        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, null));
-        output.WriteLine(selection.Describe("counted"));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(raw, null));
+        output.WriteLine(SelectionReport.Describe(selection, "counted"));
 
         Assert.Equal(CachedAesPath.Native, selection.Ecb);
         Assert.Equal(restarts ? CachedAesPath.Native : CachedAesPath.NativeEcbWithManagedChaining, selection.Cbc);
@@ -118,8 +118,8 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     public void Objects_dropped_under_constant_collections_match_stock_and_every_key_is_destroyed(bool pseudoHandles)
     {
         var api = new CountingBCryptApi(BCryptApi.Instance);
-        Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw));
-        BackendSelection selection = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, null));
+        Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw, out _));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(raw, null));
         var counted = new CountingBackend(selection.Backend);
 
         Tests.Finalization.FinalizationStress.Outcome outcome =

@@ -16,12 +16,18 @@ namespace CachedCryptography.Seam;
 /// it, or by its backend's pool.</para>
 /// <para>Failures are reported by return value, never by an exception on the hot path: an exception handler around a
 /// P/Invoke stops the JIT from inlining the call. After <see cref="TryTransform"/> returns false the handle is faulted:
-/// the caller throws <see cref="CreateFailure"/> and the owner releases the handle instead of reusing it.</para>
+/// the caller throws <see cref="CreateFailure"/> and the owner releases the handle instead of reusing it. A subclass
+/// records what failed with <see cref="Fail"/>.</para>
+/// <para>Keys reach a handle already checked: <see cref="CipherBackend.Create"/> and <see cref="TryRekey"/> accept only the
+/// AES key sizes (<see cref="IsKeySize"/>) before a subclass sees the key.</para>
 /// </remarks>
 internal abstract class BlockCipher
 {
     /// <summary>The AES block size in bytes: the unit of every transform, padding and key-wrap step.</summary>
     public const int BlockSize = 16;
+
+    // What failed, recorded by Fail: the whole message, or what a subclass's CreateFailure builds one from.
+    private string? _failure;
 
     /// <summary>ECB or CBC.</summary>
     public BlockCipherMode Mode { get; protected set; }
@@ -57,9 +63,11 @@ internal abstract class BlockCipher
 
     /// <summary>
     /// The exception that describes why <see cref="TryTransform"/> returned false, with the native library's own
-    /// error text where it has one. Call it right after the failure, on the same thread.
+    /// error text where it has one. Call it right after the failure, on the same thread. This default makes it from
+    /// what <see cref="Fail"/> recorded.
     /// </summary>
-    public abstract CryptographicException CreateFailure();
+    public virtual CryptographicException CreateFailure() =>
+        _failure is null ? Errors.NoFailureRecorded(GetType().Name) : new CryptographicException(_failure);
 
     /// <summary>
     /// Frees the native state, or, where the backend pools contexts, cleanses (no key survives) and pools it. Called
@@ -68,12 +76,18 @@ internal abstract class BlockCipher
     public abstract void Release();
 
     /// <summary>
-    /// Re-keys the handle in place with <paramref name="key"/> (16, 24 or 32 bytes), for the same mode and direction, so
-    /// that a key change costs no new native object; the old key's schedule is overwritten. Returns false when the
-    /// backend cannot re-key in place (this default) or the native call failed (the handle is then faulted); the caller
-    /// then releases the handle and makes a new one.
+    /// Re-keys the handle in place with <paramref name="key"/>, for the same mode and direction, so that a key change costs
+    /// no new native object; the old key's schedule is overwritten. Returns false when <paramref name="key"/> is no AES key
+    /// size (the handle is then unchanged), when the backend cannot re-key in place, or when the native call failed (the
+    /// handle is then faulted); the caller then releases the handle and makes a new one.
     /// </summary>
-    public virtual bool TryRekey(ReadOnlySpan<byte> key) => false;
+    public bool TryRekey(ReadOnlySpan<byte> key) => IsKeySize(key.Length) && TryRekeyCore(key);
+
+    /// <summary>
+    /// <see cref="TryRekey"/> with a key of 16, 24 or 32 bytes. This default cannot re-key: a backend that can overrides it,
+    /// and reports a native failure with <see cref="Fail"/>.
+    /// </summary>
+    protected virtual bool TryRekeyCore(ReadOnlySpan<byte> key) => false;
 
     /// <summary>
     /// Called instead of <see cref="Release"/> when the epoch that owns this handle is finalized with the handle still in
@@ -87,6 +101,23 @@ internal abstract class BlockCipher
     {
     }
 
-    /// <summary>Marks the handle unusable after a native failure.</summary>
+    /// <summary>Whether <paramref name="length"/> bytes is an AES key size (16, 24 or 32): the one key size check.</summary>
+    public static bool IsKeySize(int length) => length is 16 or 24 or 32;
+
+    /// <summary>Marks the handle unusable after a native failure whose description is another object's (a wrapped handle's).</summary>
     protected void Fault() => IsFaulted = true;
+
+    /// <summary>
+    /// Records <paramref name="failure"/> (the whole message, or what an override of <see cref="CreateFailure"/> builds
+    /// one from) and marks the handle unusable. Returns false, so that a failed call can end with <c>return Fail(...)</c>.
+    /// </summary>
+    protected bool Fail(string failure)
+    {
+        _failure = failure;
+        IsFaulted = true;
+        return false;
+    }
+
+    /// <summary>What <see cref="Fail"/> recorded, or null.</summary>
+    protected string? RecordedFailure => _failure;
 }

@@ -16,6 +16,18 @@ internal abstract class CipherBackend
     public abstract string Description { get; }
 
     /// <summary>Makes a handle keyed with <paramref name="key"/> (16, 24 or 32 bytes).</summary>
+    /// <exception cref="CryptographicException">The key is no AES key size, or the native library could not make it.</exception>
+    public BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        if (!BlockCipher.IsKeySize(key.Length))
+        {
+            Errors.ThrowInvalidKeySize();
+        }
+
+        return CreateCore(mode, encrypting, key);
+    }
+
+    /// <summary><see cref="Create"/> with a key of 16, 24 or 32 bytes, checked.</summary>
     /// <exception cref="CryptographicException">The native library could not make it.</exception>
-    public abstract BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key);
+    protected abstract BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key);
 }

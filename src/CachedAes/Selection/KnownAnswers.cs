@@ -60,6 +60,30 @@ internal static class KnownAnswers
                 "39f23369a9d9bacfa530e26304231461" + "b2eb05e2c39be9fcda6c19078c6a9d1b")),
     ];
 
+    // FIPS 197 (2001), Appendix C: one block under a key of each size (000102... up to the key's length), a second key
+    // of each size with a published answer, for the self-test's re-keying step.
+    public static readonly byte[] Fips197Plaintext = Convert.FromHexString("00112233445566778899aabbccddeeff");
+
+    /// <summary>One FIPS 197 Appendix C example: its key and the ciphertext of <see cref="Fips197Plaintext"/>.</summary>
+    public sealed record Fips197Example(string Name, byte[] Key, byte[] Ciphertext);
+
+    /// <summary>FIPS 197 C.1 (AES-128), C.2 (AES-192) and C.3 (AES-256), in the order of <see cref="Sp80038aExamples"/>.</summary>
+    public static readonly Fips197Example[] Fips197Examples =
+    [
+        new(
+            "FIPS 197 C.1",
+            Convert.FromHexString("000102030405060708090a0b0c0d0e0f"),
+            Convert.FromHexString("69c4e0d86a7b0430d8cdb78070b4c55a")),
+        new(
+            "FIPS 197 C.2",
+            Convert.FromHexString("000102030405060708090a0b0c0d0e0f1011121314151617"),
+            Convert.FromHexString("dda97ca4864cdfe06eaf70a0ec0d7191")),
+        new(
+            "FIPS 197 C.3",
+            Convert.FromHexString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"),
+            Convert.FromHexString("8ea2b7ca516745bfeafc49904b496089")),
+    ];
+
     /// <summary>RFC 5649, Section 6: the two examples (192-bit KEK; a 20-byte key and a 7-byte key).</summary>
     public static readonly byte[] Rfc5649Kek = Convert.FromHexString("5840df6e29b02af1ab493b705bf16ea1ae8338f4dcc176a8");
 

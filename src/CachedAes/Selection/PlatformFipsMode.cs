@@ -1,8 +1,8 @@
 using System;
 using System.Globalization;
 using System.IO;
-using CachedCryptography.Interop.Cng;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.Cng;
+using CachedCryptography.Backends.OpenSsl;
 
 namespace CachedCryptography.Selection;
 

@@ -1,16 +1,16 @@
 using System;
 using System.Runtime.InteropServices;
-using CachedCryptography.Interop.Cng;
-using CachedCryptography.Interop.CommonCrypto;
-using CachedCryptography.Interop.OpenSsl;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.Cng;
+using CachedCryptography.Backends.CommonCrypto;
+using CachedCryptography.Backends.OpenSsl;
+using CachedCryptography.Backends.Intrinsics;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Selection;
 
 /// <summary>
 /// The backend of this process, chosen once, on first use: the platform's native backend after it passes the
-/// <see cref="SelfTest"/>, with per-mode fallback (see <see cref="BackendSelection.Select"/>), or the stock path when the
+/// <see cref="SelfTest"/>, with per-mode fallback (see <see cref="SelectionPolicy.Select"/>), or the stock path when the
 /// AppContext switch or the environment variable forces it; or, only when its own switch or variable asks for it, the
 /// CPU intrinsics backend (refused in FIPS mode, and after any self-test failure).
 /// </summary>
@@ -26,16 +26,12 @@ internal static class ProcessBackend
 
     private static BackendSelection SelectForThisProcess()
     {
-        // Read once, here: changing either later has no effect on this process.
-        bool? switchValue = AppContext.TryGetSwitch(CachedAesDiagnostics.UseStockSwitchName, out bool isEnabled) ? isEnabled : null;
-        string? variable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseStockEnvironmentVariable);
-        bool? cpuSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseCpuIntrinsicsSwitchName, out bool cpuEnabled) ? cpuEnabled : null;
-        string? cpuVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable);
-        string? cpuRequestedBy = BackendSelection.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable);
-        return BackendSelection.Select(
-            BackendSelection.ReadStockForcedBy(switchValue, variable),
+        // Read once, here: changing a switch or variable later has no effect on this process.
+        (string? stockForcedBy, string? cpuRequestedBy) = SelectionSwitches.FromProcess();
+        return SelectionPolicy.Select(
+            stockForcedBy,
             ProbePlatform,
-            cpuRequestedBy is null ? null : new BackendSelection.CpuIntrinsicsRequest(cpuRequestedBy, ProbeCpuIntrinsics));
+            cpuRequestedBy is null ? null : new SelectionPolicy.CpuIntrinsicsRequest(cpuRequestedBy, ProbeCpuIntrinsics));
     }
 
     /// <summary>
@@ -43,7 +39,7 @@ internal static class ProcessBackend
     /// mode (<see cref="PlatformFipsMode"/>); else why not. Run after <see cref="ProbePlatform"/>, which loads the
     /// platform's library that the FIPS check asks.
     /// </summary>
-    private static BackendSelection.CpuIntrinsicsProbe ProbeCpuIntrinsics()
+    private static SelectionPolicy.CpuIntrinsicsProbe ProbeCpuIntrinsics()
     {
         if (!IntrinsicsBackend.TryCreate(out CipherBackend? backend, out string? reason))
         {
@@ -57,7 +53,7 @@ internal static class ProcessBackend
     }
 
     /// <summary>The real platform's backend, unverified, or why there is none. Each platform answers in the same shape.</summary>
-    private static BackendSelection.PlatformProbe ProbePlatform()
+    private static SelectionPolicy.PlatformProbe ProbePlatform()
     {
         CipherBackend? backend;
         string? reason;

@@ -17,8 +17,12 @@ namespace CachedCryptography.Selection;
 /// handle, two messages that start at the same IV give the same output, and a message at a different IV restarts the
 /// chain there. Wine 8.0's <c>bcrypt</c> breaks the first half (it keeps the chaining value in the key and restarts
 /// only when the IV differs from the previous call's), with a success status.</para>
+/// <para>Every handle that can be re-keyed in place (<see cref="BlockCipher.TryRekey"/>) is re-keyed once it has been
+/// used, as a key change re-keys the handles a call used, and checked again under the new key: a CBC handle must start
+/// the next message at its own IV whatever it chained from before, which is what a re-key that leaves the library's IV
+/// as it was (a provider that does not restore it) breaks. A handle whose backend does not re-key is checked without.</para>
 /// <para>The expected values are the published examples in <see cref="KnownAnswers"/>. The self-test creates 14 handles
-/// and runs about 40 AES blocks.</para>
+/// and runs about 170 AES blocks.</para>
 /// </remarks>
 internal static class SelfTest
 {
@@ -33,14 +37,18 @@ internal static class SelfTest
     /// <summary>Runs every check against <paramref name="backend"/>. Never throws: a failure is a verdict.</summary>
     public static Result Run(CipherBackend backend) => new(CheckEcbAndKeyWrap(backend), CheckCbc(backend));
 
-    /// <summary>ECB known answers in both directions on reused handles, then RFC 5649 over ECB handles. Null if all pass.</summary>
+    /// <summary>
+    /// ECB known answers in both directions on reused handles, each then re-keyed to FIPS 197's key of the same size and
+    /// checked on its block; then RFC 5649 over ECB handles. Null if all pass.
+    /// </summary>
     internal static string? CheckEcbAndKeyWrap(CipherBackend backend) => Guarded(backend, "ECB", s_ecbAndKeyWrap);
 
     /// <summary>
     /// CBC known answers in both directions on one reused handle per direction and key: a message at the IV; the same
     /// message at the same IV again (it must restart, not continue); the last three blocks at the first ciphertext
-    /// block as IV (a different IV restarts the chain: SP 800-38A's own chain gives the expected output); and one
-    /// block back at the first IV. Null if all pass.
+    /// block as IV (a different IV restarts the chain: SP 800-38A's own chain gives the expected output); one block
+    /// back at the first IV; then, re-keyed to FIPS 197's key of the same size, that example's block as a one-block
+    /// message at the zero IV, and re-keyed to the next example's key (another size), its whole message. Null if all pass.
     /// </summary>
     internal static string? CheckCbc(CipherBackend backend) => Guarded(backend, "CBC", s_cbc);
 
@@ -67,8 +75,10 @@ internal static class SelfTest
     {
         // An array, not stackalloc: a method with stackalloc and loops is also compiled fully optimised at once.
         Span<byte> output = new byte[4 * BlockSize];
-        foreach (Sp80038aExample example in Sp80038aExamples)
+        for (int i = 0; i < Sp80038aExamples.Length; i++)
         {
+            Sp80038aExample example = Sp80038aExamples[i];
+            Fips197Example sameSize = Fips197Examples[i];
             step = example.EcbEncryptStep;
             using (Owned encryptor = Open(backend, BlockCipherMode.Ecb, encrypting: true, example.Key))
             {
@@ -91,6 +101,16 @@ internal static class SelfTest
                 {
                     return Failed(step, "a single block on the reused handle gave the wrong ciphertext");
                 }
+
+                // Re-keyed in place to another key of the same size, as a key change does.
+                if (encryptor.Handle.TryRekey(sameSize.Key))
+                {
+                    Ecb(encryptor, Fips197Plaintext, output[..BlockSize]);
+                    if (Differs(output[..BlockSize], sameSize.Ciphertext))
+                    {
+                        return Failed(step, $"after a re-key to {sameSize.Name}'s key the block gave the wrong ciphertext");
+                    }
+                }
             }
 
             step = example.EcbDecryptStep;
@@ -108,6 +128,15 @@ internal static class SelfTest
                 if (Differs(output, Sp80038aPlaintext))
                 {
                     return Failed(step, "the same message again, in place, on the same handle gave a different plaintext");
+                }
+
+                if (decryptor.Handle.TryRekey(sameSize.Key))
+                {
+                    Ecb(decryptor, sameSize.Ciphertext, output[..BlockSize]);
+                    if (Differs(output[..BlockSize], Fips197Plaintext))
+                    {
+                        return Failed(step, $"after a re-key to {sameSize.Name}'s key the block gave the wrong plaintext");
+                    }
                 }
             }
         }
@@ -140,8 +169,12 @@ internal static class SelfTest
     {
         // An array, not stackalloc: a method with stackalloc and loops is also compiled fully optimised at once.
         Span<byte> output = new byte[4 * BlockSize];
-        foreach (Sp80038aExample example in Sp80038aExamples)
+        ReadOnlySpan<byte> zeroIv = new byte[BlockSize];
+        for (int i = 0; i < Sp80038aExamples.Length; i++)
         {
+            Sp80038aExample example = Sp80038aExamples[i];
+            Fips197Example sameSize = Fips197Examples[i];
+            Sp80038aExample otherSize = Sp80038aExamples[(i + 1) % Sp80038aExamples.Length];
             foreach (bool encrypting in (ReadOnlySpan<bool>)[true, false])
             {
                 step = encrypting ? example.CbcEncryptStep : example.CbcDecryptStep;
@@ -174,6 +207,29 @@ internal static class SelfTest
                 if (Differs(output[..BlockSize], expected[..BlockSize]))
                 {
                     return Failed(step, "a one-block message back at the first IV gave the wrong output");
+                }
+
+                // A key change re-keys a handle that has chained: the next message must start at its own IV under the new
+                // key, whatever the handle chained from before (FIPS 197's block is a one-block message at the zero IV).
+                if (!handle.Handle.TryRekey(sameSize.Key))
+                {
+                    continue;
+                }
+
+                CbcMessage(handle, zeroIv, encrypting ? Fips197Plaintext : sameSize.Ciphertext, output[..BlockSize]);
+                if (Differs(output[..BlockSize], encrypting ? sameSize.Ciphertext : Fips197Plaintext))
+                {
+                    return Failed(step, $"after a re-key to {sameSize.Name}'s key (the same size) the first block was wrong (the message did not start at its IV)");
+                }
+
+                // Then to a key of another size (another cipher on OpenSSL): the other example's whole message at its IV.
+                if (handle.Handle.TryRekey(otherSize.Key))
+                {
+                    CbcMessage(handle, Sp80038aIv, encrypting ? Sp80038aPlaintext : otherSize.CbcCiphertext, output);
+                    if (Differs(output, encrypting ? otherSize.CbcCiphertext : Sp80038aPlaintext))
+                    {
+                        return Failed(step, $"after a re-key to {otherSize.Name}'s key (another size) the message was wrong");
+                    }
                 }
             }
         }

@@ -3,6 +3,9 @@ using System.Linq;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
+using CachedCryptography.Backends.OpenSsl;
+using CachedCryptography.Backends.Stock;
+using CachedCryptography.Backends.CbcOverEcb;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -198,6 +201,54 @@ public sealed class BackendSelfTestTests
     }
 
     [Fact]
+    public void A_rekey_that_keeps_the_old_key_sends_the_whole_backend_to_stock()
+    {
+        var broken = new MisbehavingBackend(StockBackend.Instance) { StaleRekey = true };
+
+        BackendSelection selection = Select(broken);
+
+        Assert.Same(StockBackend.Instance, selection.Backend);
+        Assert.Equal(
+            "the StockFallback backend failed the self-test: ECB encrypt, AES-128 (SP 800-38A F.1.1/F.2.1): after a re-key to FIPS 197 C.1's key the block gave the wrong ciphertext.",
+            selection.EcbReason);
+        Assert.Equal(0, broken.LiveHandles);
+    }
+
+    /// <summary>
+    /// A real OpenSSL CBC context whose IV is somewhere else after each re-key (planted with <c>EVP_CipherInit_ex</c> and
+    /// only an IV), as a provider that neither restores the IV nor takes the one passed would leave it: the first block
+    /// after a key change comes out wrong with success statuses. The self-test's re-key step catches it, and CBC runs over
+    /// the verified ECB handles.
+    /// </summary>
+    [OpenSslFact]
+    [System.Runtime.Versioning.SupportedOSPlatform("linux")]
+    public void An_openssl_cbc_context_left_at_another_iv_by_a_rekey_fails_cbc_and_cbc_runs_over_ecb()
+    {
+        Assert.True(OpenSslBackend.TryCreate(out CipherBackend? openSsl, out string? reason), reason);
+        var broken = new MisbehavingBackend(openSsl) { AfterRekey = PlantIv };
+
+        BackendSelection selection = Select(broken);
+
+        Assert.IsType<CbcOverEcbBackend>(selection.Backend);
+        Assert.Equal(CachedAesPath.Native, selection.Ecb);
+        Assert.Equal(CachedAesPath.NativeEcbWithManagedChaining, selection.Cbc);
+        Assert.Equal(
+            "the OpenSsl CBC handle failed the self-test: CBC encrypt, AES-128 (SP 800-38A F.1.1/F.2.1): after a re-key to FIPS 197 C.1's key (the same size) the first block was wrong (the message did not start at its IV).",
+            selection.CbcReason);
+        Assert.Equal(0, broken.LiveHandles);
+
+        static unsafe void PlantIv(BlockCipher handle)
+        {
+            if (handle is OpenSslCipher { Mode: BlockCipherMode.Cbc } cipher)
+            {
+                byte* iv = stackalloc byte[16];
+                new Span<byte>(iv, 16).Fill(0x5A);
+                Assert.Equal(1, Libcrypto.EVP_CipherInit_ex(cipher.Context, IntPtr.Zero, IntPtr.Zero, null, iv, -1));
+            }
+        }
+    }
+
+    [Fact]
     public void A_cbc_handle_that_cannot_be_created_composes_cbc_over_ecb()
     {
         var broken = new MisbehavingBackend(StockBackend.Instance) { FailCreate = (mode, _) => mode == BlockCipherMode.Cbc };
@@ -230,10 +281,10 @@ public sealed class BackendSelfTestTests
     public void Forcing_the_stock_path_does_not_even_probe_the_platform()
     {
         bool probed = false;
-        BackendSelection selection = BackendSelection.Select("a test", () =>
+        BackendSelection selection = SelectionPolicy.Select("a test", () =>
         {
             probed = true;
-            return new BackendSelection.PlatformProbe(StockBackend.Instance, null);
+            return new SelectionPolicy.PlatformProbe(StockBackend.Instance, null);
         });
 
         Assert.False(probed);
@@ -249,8 +300,8 @@ public sealed class BackendSelfTestTests
     [Fact]
     public void No_backend_or_a_throwing_probe_means_stock_with_the_reason()
     {
-        BackendSelection missing = BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(null, "libfoo.so.9 not found"));
-        BackendSelection throwing = BackendSelection.Select(null, () => throw new DllNotFoundException("no such library"));
+        BackendSelection missing = SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(null, "libfoo.so.9 not found"));
+        BackendSelection throwing = SelectionPolicy.Select(null, () => throw new DllNotFoundException("no such library"));
 
         Assert.Same(StockBackend.Instance, missing.Backend);
         Assert.Equal("libfoo.so.9 not found", missing.EcbReason);
@@ -273,7 +324,7 @@ public sealed class BackendSelfTestTests
     [InlineData(false, "true", "the environment variable CACHEDAES_USE_STOCK=true")]
     public void The_switch_or_the_variable_forces_the_stock_path(bool? switchValue, string? variable, string? expected)
     {
-        Assert.Equal(expected, BackendSelection.ReadStockForcedBy(switchValue, variable));
+        Assert.Equal(expected, SelectionSwitches.ReadStockForcedBy(switchValue, variable));
     }
 
     [Fact]
@@ -292,10 +343,19 @@ public sealed class BackendSelfTestTests
         {
             Assert.Equal(wrapped, aes.EncryptKeyWrapPadded(key));
         }
+
+        foreach (KnownAnswers.Fips197Example example in KnownAnswers.Fips197Examples)
+        {
+            Assert.Equal(example.Ciphertext, Stock.Ecb(example.Key, KnownAnswers.Fips197Plaintext, encrypt: true));
+        }
+
+        Assert.Equal(
+            KnownAnswers.Sp80038aExamples.Select(e => e.Key.Length),
+            KnownAnswers.Fips197Examples.Select(e => e.Key.Length));
     }
 
     private static BackendSelection Select(CipherBackend backend) =>
-        BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(backend, null));
+        SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(backend, null));
 
     private static byte[] Pad(byte[] data)
     {

@@ -1,6 +1,7 @@
 using System;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
+using CachedCryptography.Backends.Stock;
+using CachedCryptography.Backends.CbcOverEcb;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -90,7 +91,7 @@ public sealed class CbcOverEcbCipherTests
     public void A_failing_ecb_call_faults_the_cbc_handle()
     {
         var api = new SimulatedBCryptApi();
-        Assert.True(Interop.Cng.CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        Assert.True(global::CachedCryptography.Backends.Cng.CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
         BlockCipher handle = new CbcOverEcbBackend(backend).Create(BlockCipherMode.Cbc, encrypting: false, new byte[32]);
         api.Inject("BCryptDecrypt", SimulatedBCryptApi.STATUS_NO_MEMORY);
 

@@ -1,6 +1,7 @@
+using System;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
-using CachedCryptography.Interop.Cng;
+using CachedCryptography.Backends.Cng;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -11,7 +12,7 @@ public sealed class CngBackendTests
     {
         var api = new SimulatedBCryptApi();
 
-        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
 
         var cng = Assert.IsType<CngBackend>(backend);
         Assert.True(cng.UsesPseudoHandles);
@@ -30,7 +31,7 @@ public sealed class CngBackendTests
     {
         var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudoHandlesSupported };
 
-        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles, out CipherBackend? backend));
+        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles, out CipherBackend? backend, out _));
 
         var cng = Assert.IsType<CngBackend>(backend);
         Assert.False(cng.UsesPseudoHandles);
@@ -48,7 +49,7 @@ public sealed class CngBackendTests
     public void Keys_from_either_kind_of_algorithm_handle_run_the_right_mode(bool pseudoHandlesSupported)
     {
         var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudoHandlesSupported };
-        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
         byte[] key = Stock.Bytes(32, 40);
         byte[] iv = Stock.Bytes(16, 41);
         byte[] data = Stock.Bytes(64, 42);
@@ -74,9 +75,12 @@ public sealed class CngBackendTests
         var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
         api.Inject("BCryptSetProperty", SimulatedBCryptApi.STATUS_NOT_SUPPORTED);
 
-        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out string? reason));
 
         Assert.Null(backend);
+        Assert.Equal(
+            "bcrypt.dll: a key on the ECB pseudo-handle could not be made (BCryptGenerateSymmetricKey failed with NTSTATUS 0xC0000008.); and BCryptSetProperty(ChainingMode, ChainingModeECB) failed with NTSTATUS 0xC00000BB.",
+            reason);
         Assert.Equal(1, api.OpenedProviders);
         Assert.Equal(0, api.LiveProviders);
         Assert.Empty(api.Violations);
@@ -88,7 +92,7 @@ public sealed class CngBackendTests
         var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
         api.Inject("BCryptSetProperty", SimulatedBCryptApi.STATUS_INVALID_PARAMETER, skip: 1);
 
-        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out _));
+        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out _, out _));
 
         Assert.Equal(2, api.OpenedProviders);
         Assert.Equal(0, api.LiveProviders);
@@ -102,8 +106,9 @@ public sealed class CngBackendTests
         var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
         api.Inject("BCryptGenerateSymmetricKey", SimulatedBCryptApi.STATUS_NO_MEMORY);
 
-        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: false, out _));
+        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: false, out _, out string? reason));
 
+        Assert.Equal("bcrypt.dll: a key on the ChainingModeECB provider could not be made (BCryptGenerateSymmetricKey failed with NTSTATUS 0xC0000017.)", reason);
         Assert.Equal(1, api.OpenedProviders);
 
         Assert.Equal(0, api.LiveProviders);
@@ -117,9 +122,10 @@ public sealed class CngBackendTests
         var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
         api.Inject("BCryptOpenAlgorithmProvider", SimulatedBCryptApi.STATUS_NOT_FOUND);
 
-        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out string? reason));
 
         Assert.Null(backend);
+        Assert.EndsWith("; and BCryptOpenAlgorithmProvider(AES) failed with NTSTATUS 0xC0000225.", reason, StringComparison.Ordinal);
         Assert.Equal(0, api.LiveProviders);
         Assert.Empty(api.Violations);
     }
@@ -128,7 +134,7 @@ public sealed class CngBackendTests
     public void Create_with_a_bad_key_size_throws_cryptographic_exception()
     {
         var api = new SimulatedBCryptApi();
-        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend));
+        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
 
         Assert.Throws<CryptographicException>(() => backend.Create(BlockCipherMode.Cbc, true, new byte[20]));
         Assert.Equal(0, api.LiveKeys);

@@ -24,7 +24,7 @@ internal sealed class FaultInjectingBackend(CipherBackend inner) : CipherBackend
     /// <summary>Makes the next TryTransform on any handle of this backend fail.</summary>
     public void FailNextTransform() => Volatile.Write(ref _failNext, 1);
 
-    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
         new Cipher(this, inner.Create(mode, encrypting, key));
 
     private bool TakeFailure() => Interlocked.Exchange(ref _failNext, 0) == 1;

@@ -7,8 +7,10 @@ namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
 /// A backend over another one that misbehaves on demand, to prove the self-test notices: <see cref="Corrupt"/> decides,
-/// per transform, whether to flip the first output byte (with no error, like a platform bug), and <see cref="FailCreate"/>
-/// whether creating a handle throws. Its counts show whether the self-test releases what it makes.
+/// per transform, whether to flip the first output byte (with no error, like a platform bug), <see cref="FailCreate"/>
+/// whether creating a handle throws, <see cref="StaleRekey"/> makes a re-key report success and keep the old key, and
+/// <see cref="AfterRekey"/> does something to the wrapped handle after each successful re-key. Its counts show whether
+/// the self-test releases what it makes.
 /// </summary>
 internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
 {
@@ -17,6 +19,12 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
 
     /// <summary>(mode, encrypting) → creating the handle throws <see cref="CryptographicException"/>.</summary>
     public Func<BlockCipherMode, bool, bool> FailCreate { get; init; } = (_, _) => false;
+
+    /// <summary>When true, a re-key reports success without re-keying: the handle keeps its old key.</summary>
+    public bool StaleRekey { get; init; }
+
+    /// <summary>Runs on the wrapped handle after each re-key that succeeded (for example, to leave its library's IV elsewhere).</summary>
+    public Action<BlockCipher>? AfterRekey { get; init; }
 
     private int _created;
     private int _live;
@@ -31,7 +39,7 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
 
     public override string Description => inner.Description + ", misbehaving on demand";
 
-    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         if (FailCreate(mode, encrypting))
         {
@@ -67,6 +75,22 @@ internal sealed class MisbehavingBackend(CipherBackend inner) : CipherBackend
         {
             System.Threading.Interlocked.Decrement(ref owner._live);
             base.Release();
+        }
+
+        protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
+        {
+            if (owner.StaleRekey)
+            {
+                return true;
+            }
+
+            if (!base.TryRekeyCore(key))
+            {
+                return false;
+            }
+
+            owner.AfterRekey?.Invoke(Wrapped);
+            return true;
         }
     }
 }

@@ -1,7 +1,7 @@
 using System;
 using CachedCryptography.Seam;
-using CachedCryptography.Interop.Cng;
-using CachedCryptography.Interop.CommonCrypto;
+using CachedCryptography.Backends.Cng;
+using CachedCryptography.Backends.CommonCrypto;
 
 namespace CachedCryptography.Tests.Backends;
 

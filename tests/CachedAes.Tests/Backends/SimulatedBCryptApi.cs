@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Security.Cryptography;
 using System.Text;
 using CachedCryptography.Seam;
-using CachedCryptography.Interop.Cng;
+using CachedCryptography.Backends.Cng;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -76,6 +76,18 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
     public int LiveProviders { get { lock (Sync) { int n = 0; foreach (Provider p in _providers.Values) { if (!p.Closed) { n++; } } return n; } } }
 
     public int OpenedProviders { get { lock (Sync) { return _providers.Count; } } }
+
+    public override void ForgetCalls()
+    {
+        lock (Sync)
+        {
+            base.ForgetCalls();
+            KeyAlgorithms.Clear();
+            CipherCalls.Clear();
+            ChainingModesSet.Clear();
+            KeyObjectLengths.Clear();
+        }
+    }
 
     public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
     {
@@ -246,10 +258,12 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
                 }
             }
 
-            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject });
+            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<SafeBCryptKeyHandle>(key) });
             if (key.KeyObject != 0)
             {
+                // Like CNG, keep the key's state in the caller's buffer: here a mark the audit checks while the key lives.
                 _keyObjects[key.KeyObject] = handle;
+                WriteMark(key.KeyObject, handle);
             }
 
             key.Attach(handle);
@@ -267,6 +281,13 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
     {
         lock (Sync)
         {
+            // An injected failure leaves the key alive, and its key object in CNG's use.
+            if (TakeInjected("BCryptDestroyKey") is int injected)
+            {
+                Calls.Add("BCryptDestroyKey");
+                return injected;
+            }
+
             foreach ((nint keyObject, nint owner) in _keyObjects)
             {
                 if (owner == key)
@@ -344,6 +365,38 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         }
     }
 
+    /// <summary>
+    /// Every live key made in a caller's key object must still have that buffer, untouched: CNG may free or reuse it only
+    /// after the key is destroyed (Microsoft Learn, BCryptGenerateSymmetricKey, pbKeyObject). A key whose destroy failed
+    /// is still live, so its buffer may never be freed, zeroed or reused.
+    /// </summary>
+    protected override void Audit()
+    {
+        foreach ((nint handle, NativeObject entry) in LiveObjects())
+        {
+            var key = (Key)entry;
+            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out SafeBCryptKeyHandle? owner))
+            {
+                continue;
+            }
+
+            if (owner.KeyObject != key.KeyObject)
+            {
+                key.Audited = true;
+                RecordViolation($"the key object 0x{key.KeyObject:X} of key 0x{handle:X}, which CNG did not destroy, was freed by its owner");
+            }
+            else if (!HasMark(key.KeyObject, handle))
+            {
+                key.Audited = true;
+                RecordViolation($"the key object 0x{key.KeyObject:X} of key 0x{handle:X}, which CNG did not destroy, was overwritten");
+            }
+        }
+    }
+
+    private static unsafe void WriteMark(nint keyObject, nint handle) => *(long*)keyObject = ~(long)handle;
+
+    private static unsafe bool HasMark(nint keyObject, nint handle) => *(long*)keyObject == ~(long)handle;
+
     private sealed class Provider
     {
         public BlockCipherMode Mode { get; set; } = BlockCipherMode.Cbc;
@@ -360,5 +413,11 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
 
         /// <summary>The caller's key object buffer the key was made in, or 0.</summary>
         public nint KeyObject { get; init; }
+
+        /// <summary>The handle that owns <see cref="KeyObject"/> (weakly: a dropped one must still be finalized).</summary>
+        public required WeakReference<SafeBCryptKeyHandle> Owner { get; init; }
+
+        /// <summary>Whether the audit already reported this key's buffer.</summary>
+        public bool Audited { get; set; }
     }
 }

@@ -2,8 +2,8 @@ using System;
 using System.Collections.Generic;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
-using CachedCryptography.Interop.Cng;
-using CachedCryptography.Interop.CommonCrypto;
+using CachedCryptography.Backends.Cng;
+using CachedCryptography.Backends.CommonCrypto;
 
 namespace CachedCryptography.Tests.Backends;
 
@@ -57,7 +57,7 @@ internal static class SimulatedBackends
             {
                 var api = new SimulatedBCryptApi();
                 layer = api;
-                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend) && ((CngBackend)backend).UsesPseudoHandles
+                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend, out _) && ((CngBackend)backend).UsesPseudoHandles
                     ? backend
                     : throw new InvalidOperationException("The simulated CNG backend did not come up on pseudo-handles.");
             }
@@ -66,7 +66,7 @@ internal static class SimulatedBackends
             {
                 var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
                 layer = api;
-                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend) && !((CngBackend)backend).UsesPseudoHandles
+                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend, out _) && !((CngBackend)backend).UsesPseudoHandles
                     ? backend
                     : throw new InvalidOperationException("The simulated CNG backend did not come up on opened providers.");
             }
@@ -77,7 +77,7 @@ internal static class SimulatedBackends
                 bool pseudo = name == CngWine8PseudoHandles;
                 var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudo, Wine8CbcQuirk = true };
                 layer = api;
-                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend) && ((CngBackend)backend).UsesPseudoHandles == pseudo
+                return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend, out _) && ((CngBackend)backend).UsesPseudoHandles == pseudo
                     ? backend
                     : throw new InvalidOperationException("The simulated Wine 8.0 CNG backend did not come up on the expected algorithm handles.");
             }
@@ -86,7 +86,7 @@ internal static class SimulatedBackends
             {
                 var api = new SimulatedCommonCryptoApi();
                 layer = api;
-                return CommonCryptoBackend.TryCreate(api, out backend)
+                return CommonCryptoBackend.TryCreate(api, out backend, out _)
                     ? backend
                     : throw new InvalidOperationException("The simulated CommonCrypto backend did not come up.");
             }
@@ -98,11 +98,11 @@ internal static class SimulatedBackends
 
     /// <summary>
     /// The backend that selection would hand to <see cref="CachedAes"/> for the named simulated layer: the layer's backend
-    /// after the self-test, with the per-mode fallback applied (see <see cref="BackendSelection.Select"/>).
+    /// after the self-test, with the per-mode fallback applied (see <see cref="SelectionPolicy.Select"/>).
     /// </summary>
     public static BackendSelection Select(string name, out ISimulatedNativeLayer layer)
     {
         CipherBackend raw = Create(name, out layer);
-        return BackendSelection.Select(null, () => new BackendSelection.PlatformProbe(raw, null));
+        return SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(raw, null));
     }
 }

@@ -17,6 +17,7 @@ namespace CachedCryptography.Tests.Backends;
 internal abstract class SimulatedNativeLayer : ISimulatedNativeLayer
 {
     private readonly Dictionary<nint, NativeObject> _handles = [];
+    private readonly List<string> _violations = [];
     private readonly Dictionary<string, Queue<int?>> _injected = [];
     private readonly string _handleKind;
     private nint _nextHandle;
@@ -33,8 +34,21 @@ internal abstract class SimulatedNativeLayer : ISimulatedNativeLayer
     /// <summary>Every call, in order, by native function name.</summary>
     public List<string> Calls { get; } = [];
 
-    /// <summary>Misuse the real library would punish (double free, use after free, ...). Must stay empty.</summary>
-    public List<string> Violations { get; } = [];
+    /// <summary>
+    /// Misuse the real library would punish (double free, use after free, ...). Must stay empty. Reading it first runs
+    /// the layer's audit of state it cannot see at the calls (see <see cref="Audit"/>).
+    /// </summary>
+    public List<string> Violations
+    {
+        get
+        {
+            lock (Sync)
+            {
+                Audit();
+                return _violations;
+            }
+        }
+    }
 
     /// <summary>The address of the key buffer passed to each create call (its key bytes are the AES key).</summary>
     public List<nint> KeyAddresses { get; } = [];
@@ -74,6 +88,19 @@ internal abstract class SimulatedNativeLayer : ISimulatedNativeLayer
     /// <summary>The lock every call of the layer holds.</summary>
     protected object Sync { get; } = new();
 
+    /// <summary>
+    /// Forgets the calls logged so far (and what the subclass records per call), keeping every handle and violation: for a
+    /// test that starts its count after setting up a backend, whose probe calls the layer.
+    /// </summary>
+    public virtual void ForgetCalls()
+    {
+        lock (Sync)
+        {
+            Calls.Clear();
+            KeyAddresses.Clear();
+        }
+    }
+
     /// <summary>Makes a future call of <paramref name="function"/> return <paramref name="status"/>, after <paramref name="skip"/> normal calls.</summary>
     public void Inject(string function, int status, int skip = 0)
     {
@@ -97,7 +124,34 @@ internal abstract class SimulatedNativeLayer : ISimulatedNativeLayer
     protected int? Enter(string function)
     {
         Calls.Add(function);
-        return _injected.TryGetValue(function, out Queue<int?>? queue) && queue.Count > 0 ? queue.Dequeue() : null;
+        return TakeInjected(function);
+    }
+
+    /// <summary>The status the next call of <paramref name="function"/> must fail with when one was injected (not logged).</summary>
+    protected int? TakeInjected(string function) =>
+        _injected.TryGetValue(function, out Queue<int?>? queue) && queue.Count > 0 ? queue.Dequeue() : null;
+
+    /// <summary>
+    /// Checks, when <see cref="Violations"/> is read, what the layer can only see after the fact (for example memory the
+    /// real library still owns that its caller freed), and records what it finds with <see cref="RecordViolation"/>.
+    /// </summary>
+    protected virtual void Audit()
+    {
+    }
+
+    /// <summary>Records a violation from <see cref="Audit"/> (which must not read <see cref="Violations"/>).</summary>
+    protected void RecordViolation(string violation) => _violations.Add(violation);
+
+    /// <summary>The objects of the handle table that were not released, by handle.</summary>
+    protected IEnumerable<KeyValuePair<nint, NativeObject>> LiveObjects()
+    {
+        foreach (KeyValuePair<nint, NativeObject> entry in _handles)
+        {
+            if (!entry.Value.Released)
+            {
+                yield return entry;
+            }
+        }
     }
 
     /// <summary>A fresh native handle value (also for objects the subclass keeps itself, such as CNG's providers).</summary>

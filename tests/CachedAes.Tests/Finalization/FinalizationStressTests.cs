@@ -2,12 +2,12 @@ using System;
 using System.Globalization;
 using System.Linq;
 using System.Runtime.Versioning;
-using CachedCryptography.Interop.OpenSsl;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.OpenSsl;
+using CachedCryptography.Backends.Intrinsics;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Backends.Stock;
 
 namespace CachedCryptography.Tests.Finalization;
 

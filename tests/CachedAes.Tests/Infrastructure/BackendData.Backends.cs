@@ -1,9 +1,11 @@
 using System;
 using System.Collections.Generic;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.Intrinsics;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
+using CachedCryptography.Backends.Stock;
+using CachedCryptography.Backends.CbcOverEcb;
 
 namespace CachedCryptography.Tests.Infrastructure;
 
@@ -61,17 +63,17 @@ public static partial class BackendData
         switch (backend)
         {
             case "PlatformDefault":
-                if (OperatingSystem.IsLinux() && CachedCryptography.Interop.OpenSsl.OpenSslBackend.TryCreate(out CipherBackend? openSsl, out _))
+                if (OperatingSystem.IsLinux() && CachedCryptography.Backends.OpenSsl.OpenSslBackend.TryCreate(out CipherBackend? openSsl, out _))
                 {
                     return openSsl;
                 }
 
-                if (OperatingSystem.IsWindows() && CachedCryptography.Interop.Cng.CngBackend.TryCreate(out CipherBackend? cng, out _))
+                if (OperatingSystem.IsWindows() && CachedCryptography.Backends.Cng.CngBackend.TryCreate(out CipherBackend? cng, out _))
                 {
                     return cng;
                 }
 
-                if (OperatingSystem.IsMacOS() && CachedCryptography.Interop.CommonCrypto.CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto, out _))
+                if (OperatingSystem.IsMacOS() && CachedCryptography.Backends.CommonCrypto.CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto, out _))
                 {
                     return commonCrypto;
                 }

@@ -53,8 +53,8 @@ internal static class ChildProcessEntry
             if (CachedAesDiagnostics.Backend == CachedAesBackend.OpenSsl)
             {
                 Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"RuntimeOpenSslVersion=0x{System.Security.Cryptography.SafeEvpPKeyHandle.OpenSslVersion:x}"));
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"CachedAesOpenSslVersion=0x{(ulong)Interop.OpenSsl.Libcrypto.OpenSSL_version_num():x}"));
-                Console.WriteLine($"CachedAesLibcrypto={Interop.OpenSsl.Libcrypto.LoadedFile}");
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"CachedAesOpenSslVersion=0x{(ulong)CachedCryptography.Backends.OpenSsl.Libcrypto.OpenSSL_version_num():x}"));
+                Console.WriteLine($"CachedAesLibcrypto={CachedCryptography.Backends.OpenSsl.Libcrypto.LoadedFile}");
             }
         }
 

@@ -19,7 +19,7 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
     /// <summary>The wrapped backend.</summary>
     public CipherBackend InnerBackend => inner;
 
-    /// <summary>How many handles <see cref="Create"/> has made (never decreases).</summary>
+    /// <summary>How many handles <see cref="CipherBackend.Create"/> has made (never decreases).</summary>
     public int Creations => Volatile.Read(ref _creations);
 
     /// <summary>Handles made and not yet released (by their holder, or freed by a finalized key epoch).</summary>
@@ -35,7 +35,7 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
 
     public override string Description => inner.Description;
 
-    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         var counted = new Counted(this, inner.Create(mode, encrypting, key));
         Interlocked.Increment(ref _creations);

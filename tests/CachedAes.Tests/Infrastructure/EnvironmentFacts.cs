@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 using System.Runtime.InteropServices;
 using CachedCryptography.Selection;
 
@@ -32,6 +33,12 @@ public enum Needs
     /// (and is a row of the contract suites).
     /// </summary>
     CpuAesInstructions = 16,
+
+    /// <summary>
+    /// A C compiler (<c>cc</c> on the PATH) and OpenSSL's development headers (<c>/usr/include/openssl/engine.h</c>), to
+    /// build a small ENGINE for the real libcrypto.
+    /// </summary>
+    OpenSslDevelopment = 32,
 }
 
 /// <summary>
@@ -59,14 +66,14 @@ internal static class TestEnvironment
             // The library's own rule, read the way selection reads it (without selecting anything).
             bool? switchValue = AppContext.TryGetSwitch(CachedAesDiagnostics.UseStockSwitchName, out bool enabled) ? enabled : null;
             string? variable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseStockEnvironmentVariable);
-            if (BackendSelection.ReadStockForcedBy(switchValue, variable) is string forcedBy)
+            if (SelectionSwitches.ReadStockForcedBy(switchValue, variable) is string forcedBy)
             {
                 return $"needs the platform backend, but the stock path is forced by {forcedBy}";
             }
 
             bool? cpuSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseCpuIntrinsicsSwitchName, out bool cpuEnabled) ? cpuEnabled : null;
             string? cpuVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable);
-            if (BackendSelection.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable) is string requestedBy)
+            if (SelectionSwitches.ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable) is string requestedBy)
             {
                 return $"needs the platform backend, but the CPU intrinsics backend is requested by {requestedBy}";
             }
@@ -77,13 +84,23 @@ internal static class TestEnvironment
             return $"needs an x86/x64 processor with AES-NI and SSSE3; this is {RuntimeInformation.ProcessArchitecture} without them";
         }
 
-        if (needs.HasFlag(Needs.CpuAesInstructions) && !CachedCryptography.Intrinsics.IntrinsicsBackend.TryCreate(out _, out string? missing))
+        if (needs.HasFlag(Needs.CpuAesInstructions) && !CachedCryptography.Backends.Intrinsics.IntrinsicsBackend.TryCreate(out _, out string? missing))
         {
             return $"needs the CPU intrinsics backend, but {missing}";
         }
 
+        if (needs.HasFlag(Needs.OpenSslDevelopment) && !(OnPath("cc") && System.IO.File.Exists("/usr/include/openssl/engine.h")))
+        {
+            return "needs a C compiler (cc) and OpenSSL's headers (/usr/include/openssl/engine.h, from libssl-dev) to build a test ENGINE";
+        }
+
         return null;
     }
+
+    private static bool OnPath(string program) =>
+        (Environment.GetEnvironmentVariable("PATH") ?? "")
+            .Split(System.IO.Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
+            .Any(folder => System.IO.File.Exists(System.IO.Path.Combine(folder, program)));
 }
 
 /// <summary>A fact that runs only where the process has what it <see cref="Needs"/>; elsewhere it is reported as skipped, with the reason.</summary>

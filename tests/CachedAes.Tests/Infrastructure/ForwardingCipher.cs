@@ -38,7 +38,7 @@ internal abstract class ForwardingCipher : BlockCipher
 
     public override void FreeFromFinalizer() => Wrapped.FreeFromFinalizer();
 
-    public override bool TryRekey(ReadOnlySpan<byte> key)
+    protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
     {
         if (Wrapped.TryRekey(key))
         {

@@ -44,7 +44,7 @@ internal sealed class GatedBackend(FaultInjectingBackend inner) : CipherBackend,
         _release.Dispose();
     }
 
-    public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+    protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
         new Handle(this, inner.Create(mode, encrypting, key));
 
     private void MaybeHold(BlockCipherMode mode, bool encrypting)

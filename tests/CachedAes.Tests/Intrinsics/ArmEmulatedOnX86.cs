@@ -1,6 +1,6 @@
 using System.Runtime.Intrinsics;
 using System.Runtime.Intrinsics.X86;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.Intrinsics;
 using X86Aes = System.Runtime.Intrinsics.X86.Aes;
 
 namespace CachedCryptography.Tests.Intrinsics;

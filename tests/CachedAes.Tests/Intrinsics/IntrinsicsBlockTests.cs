@@ -1,5 +1,5 @@
 using System;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.Intrinsics;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;

@@ -2,7 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using System.Runtime.InteropServices;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.Intrinsics;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
 

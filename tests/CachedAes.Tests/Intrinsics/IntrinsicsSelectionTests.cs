@@ -1,18 +1,19 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
-using CachedCryptography.Intrinsics;
+using CachedCryptography.Backends.Intrinsics;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Backends.Stock;
 
 namespace CachedCryptography.Tests.Intrinsics;
 
 /// <summary>
 /// When the CPU intrinsics backend is used: only when requested (the switch, or the variable when the switch is unset),
 /// never over a forced stock path, never in FIPS mode, never after a self-test failure; each time the platform's backend
-/// stays and the diagnostics say why. Selection is run directly (<see cref="BackendSelection.Select"/>) with chosen
+/// stays and the diagnostics say why. Selection is run directly (<see cref="SelectionPolicy.Select"/>) with chosen
 /// probes, and in fresh processes (<see cref="ChildProcess"/>) the way an application switches it on.
 /// </summary>
 public sealed class IntrinsicsSelectionTests
@@ -25,7 +26,7 @@ public sealed class IntrinsicsSelectionTests
         CipherBackend platform = SimulatedBackends.Create(SimulatedBackends.CommonCrypto);
         var hardware = new IntrinsicsBackend<X86AesInstructions>();
 
-        BackendSelection selection = BackendSelection.Select(null, () => new(platform, null), Request(new(hardware, null, "no FIPS mode here")));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new(platform, null), Request(new(hardware, null, "no FIPS mode here")));
 
         Assert.Same(hardware, selection.Backend);
         Assert.Same(hardware, selection.Native);
@@ -36,7 +37,7 @@ public sealed class IntrinsicsSelectionTests
         Assert.Null(selection.CpuIntrinsicsRefusedReason);
         Assert.Equal(new SelfTest.Result(null, null), selection.SelfTestResult);
         Assert.Equal(0, hardware.LiveSchedules); // the self-test gave back every handle it made
-        string report = selection.Describe("header");
+        string report = SelectionReport.Describe(selection, "header");
         Assert.Contains("Backend: CpuIntrinsics (System.Runtime.Intrinsics.X86.Aes (AES-NI), managed code outside any FIPS boundary)", report, StringComparison.Ordinal);
         Assert.Contains($"CPU intrinsics: in use, requested by {RequestedBy}; FIPS check: no FIPS mode here; the platform's CommonCrypto backend (", report, StringComparison.Ordinal);
     }
@@ -46,12 +47,12 @@ public sealed class IntrinsicsSelectionTests
     {
         CipherBackend platform = SimulatedBackends.Create(SimulatedBackends.CommonCrypto);
 
-        BackendSelection selection = BackendSelection.Select(null, () => new(platform, null));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new(platform, null));
 
         Assert.Same(platform, selection.Backend);
         Assert.Null(selection.CpuIntrinsicsRequestedBy);
         Assert.Null(selection.CpuIntrinsicsRefusedReason);
-        Assert.Contains("CPU intrinsics: not requested (switch CachedAes.UseCpuIntrinsics, variable CACHEDAES_USE_CPU_INTRINSICS)", selection.Describe("header"), StringComparison.Ordinal);
+        Assert.Contains("CPU intrinsics: not requested (switch CachedAes.UseCpuIntrinsics, variable CACHEDAES_USE_CPU_INTRINSICS)", SelectionReport.Describe(selection, "header"), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -60,13 +61,13 @@ public sealed class IntrinsicsSelectionTests
         CipherBackend platform = SimulatedBackends.Create(SimulatedBackends.CommonCrypto);
         const string Fips = "the platform is in FIPS mode, so its own library stays in use (/proc/sys/crypto/fips_enabled = 1)";
 
-        BackendSelection selection = BackendSelection.Select(null, () => new(platform, null), Request(new(null, Fips, "/proc/sys/crypto/fips_enabled = 1")));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new(platform, null), Request(new(null, Fips, "/proc/sys/crypto/fips_enabled = 1")));
 
         Assert.Same(platform, selection.Backend);
         Assert.Equal(CachedAesPath.Native, selection.Ecb);
         Assert.Equal(RequestedBy, selection.CpuIntrinsicsRequestedBy);
         Assert.Equal(Fips, selection.CpuIntrinsicsRefusedReason);
-        Assert.Contains($"CPU intrinsics: requested by {RequestedBy}, NOT used: {Fips}; FIPS check: /proc/sys/crypto/fips_enabled = 1", selection.Describe("header"), StringComparison.Ordinal);
+        Assert.Contains($"CPU intrinsics: requested by {RequestedBy}, NOT used: {Fips}; FIPS check: /proc/sys/crypto/fips_enabled = 1", SelectionReport.Describe(selection, "header"), StringComparison.Ordinal);
     }
 
     public static TheoryData<string> CorruptedModes() => new("ECB", "CBC");
@@ -83,7 +84,7 @@ public sealed class IntrinsicsSelectionTests
             Corrupt = (m, encrypting, _, _) => m == mode && !encrypting,
         };
 
-        BackendSelection selection = BackendSelection.Select(null, () => new(platform, null), Request(new(hardware, null, null)));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new(platform, null), Request(new(hardware, null, null)));
 
         Assert.Same(platform, selection.Backend);
         Assert.Equal(CachedAesPath.Native, selection.Ecb);
@@ -97,7 +98,7 @@ public sealed class IntrinsicsSelectionTests
     {
         CipherBackend platform = SimulatedBackends.Create(SimulatedBackends.CommonCrypto);
 
-        BackendSelection selection = BackendSelection.Select(null, () => new(platform, null), new(RequestedBy, () => throw new InvalidOperationException("boom")));
+        BackendSelection selection = SelectionPolicy.Select(null, () => new(platform, null), new(RequestedBy, () => throw new InvalidOperationException("boom")));
 
         Assert.Same(platform, selection.Backend);
         Assert.Equal("probing the CPU intrinsics threw InvalidOperationException: boom", selection.CpuIntrinsicsRefusedReason);
@@ -106,14 +107,14 @@ public sealed class IntrinsicsSelectionTests
     [Fact]
     public void A_forced_stock_path_takes_precedence_and_nothing_is_probed()
     {
-        BackendSelection selection = BackendSelection.Select(
+        BackendSelection selection = SelectionPolicy.Select(
             "the test",
             () => throw new InvalidOperationException("the platform must not be probed"),
             new(RequestedBy, () => throw new InvalidOperationException("the CPU intrinsics must not be probed")));
 
         Assert.Same(StockBackend.Instance, selection.Backend);
         Assert.Equal("the stock path is forced, which takes precedence", selection.CpuIntrinsicsRefusedReason);
-        Assert.Contains($"CPU intrinsics: requested by {RequestedBy}, NOT used: the stock path is forced", selection.Describe("header"), StringComparison.Ordinal);
+        Assert.Contains($"CPU intrinsics: requested by {RequestedBy}, NOT used: the stock path is forced", SelectionReport.Describe(selection, "header"), StringComparison.Ordinal);
     }
 
     public static TheoryData<bool?, string?, string?> RequestCases() => new()
@@ -134,7 +135,7 @@ public sealed class IntrinsicsSelectionTests
     [MemberData(nameof(RequestCases))]
     public void The_switch_and_the_variable_are_read_like_the_stock_switch_but_the_switch_can_also_refuse(bool? switchValue, string? variable, string? expected)
     {
-        Assert.Equal(expected, BackendSelection.ReadCpuIntrinsicsRequestedBy(switchValue, variable));
+        Assert.Equal(expected, SelectionSwitches.ReadCpuIntrinsicsRequestedBy(switchValue, variable));
     }
 
     public static TheoryData<string?, int?, bool> LinuxCases() => new()
@@ -272,7 +273,7 @@ public sealed class IntrinsicsSelectionTests
             reason);
     }
 
-    private static BackendSelection.CpuIntrinsicsRequest Request(BackendSelection.CpuIntrinsicsProbe probe) => new(RequestedBy, () => probe);
+    private static SelectionPolicy.CpuIntrinsicsRequest Request(SelectionPolicy.CpuIntrinsicsProbe probe) => new(RequestedBy, () => probe);
 
     private static void AssertChosenOrRefusedForMissingInstructions(ChildProcess.Report report)
     {

@@ -40,12 +40,12 @@ public class RekeyFailureTests
 
         public override string Description => inner.Description + ", re-keys throw";
 
-        public override BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
+        protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
             new Handle(inner.Create(mode, encrypting, key));
 
         private sealed class Handle(BlockCipher wrapped) : ForwardingCipher(wrapped)
         {
-            public override bool TryRekey(ReadOnlySpan<byte> key) => throw new InvalidOperationException("A re-key that throws.");
+            protected override bool TryRekeyCore(ReadOnlySpan<byte> key) => throw new InvalidOperationException("A re-key that throws.");
         }
     }
 }

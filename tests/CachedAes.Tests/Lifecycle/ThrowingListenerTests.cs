@@ -3,7 +3,7 @@ using System.Diagnostics.Metrics;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Infrastructure;
 

@@ -4,10 +4,10 @@ using System.IO;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using CachedCryptography.Core.Transforms;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
-using CachedCryptography.Selection;
 using CachedCryptography.Tests.Infrastructure;
+using CachedCryptography.Backends.Stock;
 
 namespace CachedCryptography.Tests.Transforms;
 

@@ -1,0 +1,119 @@
+using System;
+using System.Security.Cryptography;
+using CachedCryptography.Seam;
+
+namespace CachedCryptography.Backends.Cng;
+
+/// <summary>
+/// One CNG AES key for one mode and one direction, padding off.
+/// </summary>
+/// <remarks>
+/// <para>CNG starts every call at the IV buffer it is given and overwrites that buffer with the chaining value.
+/// This type therefore keeps a private 16-byte IV: each CBC message copies the caller's IV into it and passes it,
+/// never a caller buffer. ECB passes a NULL IV.</para>
+/// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
+/// <see cref="SafeBCryptKeyHandle"/> of this object's own, which a dropped handle's finalizer releases.</para>
+/// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
+/// </remarks>
+internal sealed class CngCipher : BlockCipher
+{
+    private readonly IBCryptApi _api;
+    private readonly SafeBCryptKeyHandle _key;
+    private readonly nint _algorithm;
+    private nint _rawKey;
+
+    // CBC: where each message's IV is copied (CNG overwrites it); written on every call, so on cache lines of its own.
+    private IsolatedBlock _iv;
+
+    private CngCipher(IBCryptApi api, nint algorithm, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
+    {
+        _api = api;
+        _algorithm = algorithm;
+        _key = key;
+        _rawKey = key.DangerousGetHandle();
+        Mode = mode;
+        Encrypting = encrypting;
+    }
+
+    /// <summary>
+    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>), in a
+    /// key object buffer of <paramref name="keyObjectLength"/> bytes that the handle owns (0: CNG allocates the object).
+    /// </summary>
+    /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
+    internal static CngCipher Create(IBCryptApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    {
+        SafeBCryptKeyHandle handle = GenerateKey(api, algorithm, keyObjectLength, key);
+        return new CngCipher(api, algorithm, handle, mode, encrypting);
+    }
+
+    /// <summary>
+    /// A CNG key handle for <paramref name="key"/> (16, 24 or 32 bytes, passed to CNG as it is: no copy is made) on
+    /// <paramref name="algorithm"/> (see <see cref="Create"/>).
+    /// </summary>
+    /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
+    internal static SafeBCryptKeyHandle GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
+    {
+        var handle = new SafeBCryptKeyHandle(api, keyObjectLength);
+        int status;
+        try
+        {
+            status = api.GenerateSymmetricKey(algorithm, key, handle);
+        }
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
+
+        if (status != 0 || handle.IsInvalid)
+        {
+            handle.Dispose();
+            throw status != 0
+                ? new CryptographicException(Errors.CngFailure("BCryptGenerateSymmetricKey", status))
+                : Errors.NoNativeHandle("BCryptGenerateSymmetricKey", "key handle");
+        }
+
+        return handle;
+    }
+
+    public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
+    {
+        // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: no IV, passed as NULL.
+        Span<byte> ivCopy = Mode == BlockCipherMode.Cbc ? _iv.Bytes : default;
+        iv.CopyTo(ivCopy);
+
+        // The raw handle: this object owns it through _key, and only the one caller holding this handle uses it.
+        int status = Encrypting
+            ? _api.Encrypt(_rawKey, input, ivCopy, output, out int written)
+            : _api.Decrypt(_rawKey, input, ivCopy, output, out written);
+        if (status == 0 && written == input.Length)
+        {
+            return true;
+        }
+
+        string function = Encrypting ? "BCryptEncrypt" : "BCryptDecrypt";
+        return Fail(status != 0 ? Errors.CngFailure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
+    }
+
+    public override void Release()
+    {
+        _key.Dispose();
+        _iv.Value = default;
+    }
+
+    /// <summary>
+    /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the same key object buffer
+    /// (when the handle has one, CNG allocates nothing), so the old key's schedule is gone with the old key.
+    /// </summary>
+    protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
+    {
+        int status = _key.Rekey(_algorithm, key, out string failedCall);
+        if (status == 0 && !_key.IsInvalid)
+        {
+            _rawKey = _key.DangerousGetHandle();
+            return true;
+        }
+
+        return Fail(status != 0 ? Errors.CngFailure(failedCall, status) : Errors.NoNativeHandle(failedCall, "key handle").Message);
+    }
+}

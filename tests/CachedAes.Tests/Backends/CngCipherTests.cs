@@ -1,0 +1,229 @@
+using System;
+using System.Security.Cryptography;
+using CachedCryptography.Seam;
+using CachedCryptography.Backends.Cng;
+
+namespace CachedCryptography.Tests.Backends;
+
+/// <summary>
+/// <see cref="CngCipher"/> over <see cref="SimulatedBCryptApi"/>: the shared contract (see
+/// <see cref="SimulatedPlatformCipherContract"/>), then what only CNG has: algorithm handles, and a simulated layer
+/// that must itself follow CNG's documented behaviour.
+/// </summary>
+public sealed class CngCipherTests : SimulatedPlatformCipherContract
+{
+    private const nint EcbAlg = BCrypt.BCRYPT_AES_ECB_ALG_HANDLE;
+    private const nint CbcAlg = BCrypt.BCRYPT_AES_CBC_ALG_HANDLE;
+
+    private readonly SimulatedBCryptApi _api = new();
+    private readonly CipherBackend _backend;
+
+    public CngCipherTests()
+    {
+        // On the pseudo-handles, with key objects of their own; the counts start after the backend's probe keys.
+        Assert.True(CngBackend.TryCreate(_api, tryPseudoHandles: true, out CipherBackend? backend, out string? reason), reason);
+        _backend = backend;
+        _api.ForgetCalls();
+    }
+
+    /// <summary>See <see cref="SimulatedPlatformCipherContract.A_transform_failure_reports_the_native_status_and_faults_the_handle"/>.</summary>
+    public static TheoryData<bool, string, int, string> TransformFailures => new()
+    {
+        { true, "BCryptEncrypt", SimulatedBCryptApi.STATUS_INVALID_PARAMETER, "0xC000000D" },
+        { false, "BCryptDecrypt", SimulatedBCryptApi.STATUS_INVALID_PARAMETER, "0xC000000D" },
+    };
+
+    private protected override SimulatedNativeLayer Layer => _api;
+
+    private protected override string CreateFunction => "BCryptGenerateSymmetricKey";
+
+    private protected override string ReleaseFunction => "BCryptDestroyKey";
+
+    private protected override (int Status, string Text) NoMemory => (SimulatedBCryptApi.STATUS_NO_MEMORY, "0xC0000017");
+
+    // CNG documents nothing about phKey on failure: the simulation hands a key back, to check that the wrapper frees it.
+    private protected override bool FailedCreateHandsBackTheHandle => true;
+
+    private protected override BlockCipher Make(BlockCipherMode mode, bool encrypting, byte[] key) => _backend.Create(mode, encrypting, key);
+
+    private protected override string FailureText(string function, string statusText) => $"{function} failed with NTSTATUS {statusText}";
+
+    // CNG starts each call at the IV it is given: one call per message, CBC with the 16-byte private copy, ECB with NULL.
+    private protected override void AssertEachMessageStartedAfresh(BlockCipherMode mode, int messages)
+    {
+        Assert.Equal(messages, _api.CipherCalls.Count);
+        Assert.All(_api.CipherCalls, c => Assert.Equal((mode, mode == BlockCipherMode.Cbc ? 16 : 0), c));
+    }
+
+    [Fact]
+    public void A_key_on_an_invalid_algorithm_handle_fails_with_status_invalid_handle()
+    {
+        var e = Assert.Throws<CryptographicException>(
+            () => CngCipher.Create(_api, 0x1234, SimulatedBCryptApi.AesObjectLength, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
+        Assert.Contains("0xC0000008", e.Message, StringComparison.Ordinal);
+        AssertClean();
+    }
+
+    [Theory]
+    [InlineData(false, true)]
+    [InlineData(false, false)]
+    [InlineData(true, true)]
+    [InlineData(true, false)]
+    public void A_rekey_destroys_the_key_and_makes_the_new_one_in_the_same_key_object(bool cbc, bool encrypting)
+    {
+        BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        byte[] first = Stock.Bytes(32, 40);
+        byte[] plaintext = Stock.Bytes(48, 41);
+        BlockCipher handle = Make(mode, encrypting, first);
+        foreach (byte[] key in new[] { Stock.Bytes(32, 42), Stock.Bytes(16, 43), Stock.Bytes(24, 44) })
+        {
+            Assert.True(handle.TryRekey(key));
+            byte[] iv = mode == BlockCipherMode.Cbc ? Stock.Bytes(16, 45) : [];
+            byte[] output = new byte[plaintext.Length];
+            Assert.True(handle.TryTransform(iv, plaintext, output));
+            byte[] expected = mode == BlockCipherMode.Ecb
+                ? Stock.Ecb(key, plaintext, encrypting)
+                : Stock.Cbc(key, iv, plaintext, encrypting);
+            Assert.Equal(expected, output);
+        }
+
+        // Four keys made, each in a key object of its own size, one live at a time in the same buffer (the layer
+        // records a violation if a key is made in a buffer a live key still uses); the old ones destroyed.
+        Assert.Equal(4, _api.KeyObjectLengths.Count);
+        Assert.All(_api.KeyObjectLengths, length => Assert.Equal(SimulatedBCryptApi.AesObjectLength, length));
+        Assert.Equal(1, _api.LiveKeys);
+        handle.Release();
+        AssertClean();
+    }
+
+    [Fact]
+    public void A_failed_rekey_faults_the_handle_and_its_release_frees_the_key_object()
+    {
+        BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 46));
+        _api.Inject("BCryptGenerateSymmetricKey", SimulatedBCryptApi.STATUS_NO_MEMORY);
+        Assert.False(handle.TryRekey(Stock.Bytes(16, 47)));
+        Assert.True(handle.IsFaulted);
+        Assert.Contains("0xC0000017", handle.CreateFailure().Message, StringComparison.Ordinal);
+        Assert.Equal(0, _api.LiveKeys);
+        handle.Release();
+        AssertClean();
+    }
+
+    /// <summary>
+    /// CNG may keep using a key object until the key made in it is destroyed, so when <c>BCryptDestroyKey</c> fails the
+    /// buffer must be left alone: not freed, zeroed or reused (the layer audits every live key's buffer). The key stays
+    /// with CNG, counted live.
+    /// </summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_failed_destroy_on_release_leaves_the_key_object_to_cng(bool cbc)
+    {
+        BlockCipher handle = Make(cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, true, Stock.Bytes(32, 50));
+        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+
+        handle.Release();
+
+        Assert.Empty(_api.Violations);
+        Assert.Equal(1, _api.LiveKeys);
+        Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
+    }
+
+    [Fact]
+    public void A_failed_destroy_during_a_rekey_makes_no_key_in_the_buffer_and_never_frees_it()
+    {
+        BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 51));
+        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+
+        Assert.False(handle.TryRekey(Stock.Bytes(16, 52)));
+        Assert.True(handle.IsFaulted);
+        string failure = handle.CreateFailure().Message;
+        handle.Release();
+
+        Assert.Empty(_api.Violations);
+        Assert.Contains("BCryptDestroyKey failed with NTSTATUS 0xC0000008", failure, StringComparison.Ordinal);
+        Assert.Single(_api.KeyObjectLengths);
+        Assert.Equal(1, _api.LiveKeys);
+        Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
+    }
+
+    // The audit itself must catch a live key's buffer overwritten (a freed one shows as its owner's pointer gone: the
+    // failed-destroy tests above fail that way on a handle that frees the buffer).
+    [Fact]
+    public void Simulated_cng_reports_a_live_keys_key_object_that_was_overwritten()
+    {
+        using var overwritten = new SafeBCryptKeyHandle(_api, SimulatedBCryptApi.AesObjectLength);
+        Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], overwritten));
+        unsafe
+        {
+            new Span<byte>((void*)overwritten.KeyObject, SimulatedBCryptApi.AesObjectLength).Clear();
+        }
+
+        Assert.Single(_api.Violations, v => v.EndsWith("was overwritten", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Without_an_object_length_keys_are_made_in_objects_cng_allocates()
+    {
+        var api = new SimulatedBCryptApi { ObjectLengthSupported = false };
+        Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
+        var cng = (CngBackend)backend;
+        Assert.Equal(0, cng.EcbKeyObjectLength);
+        BlockCipher handle = cng.Create(BlockCipherMode.Cbc, encrypting: true, Stock.Bytes(16, 48));
+        Assert.True(handle.TryRekey(Stock.Bytes(32, 49)));
+        handle.Release();
+        Assert.All(api.KeyObjectLengths, length => Assert.Equal(0, length));
+        Assert.Empty(api.Violations);
+        Assert.Equal(0, api.LiveKeys);
+    }
+
+    [Fact]
+    public void A_key_object_smaller_than_the_object_length_is_refused()
+    {
+        using var handle = new SafeBCryptKeyHandle(_api, SimulatedBCryptApi.AesObjectLength - 1);
+        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
+    }
+
+    // The simulated layer itself must follow CNG's documented behaviour, or the contract tests prove little.
+    [Fact]
+    public void Simulated_cng_overwrites_the_iv_buffer_with_the_last_ciphertext_block()
+    {
+        byte[] key = Stock.Bytes(16, 34);
+        byte[] iv = Stock.Bytes(16, 35);
+        byte[] originalIv = (byte[])iv.Clone();
+        byte[] data = Stock.Bytes(48, 36);
+        byte[] output = new byte[48];
+        using var handle = new SafeBCryptKeyHandle(_api);
+        Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, key, handle));
+
+        Assert.Equal(0, _api.Encrypt(handle.DangerousGetHandle(), data, iv, output, out int written));
+
+        Assert.Equal(48, written);
+        Assert.Equal(Stock.Cbc(key, originalIv, data, true), output);
+        Assert.Equal(output[32..], iv);
+    }
+
+    [Fact]
+    public void Simulated_cng_returns_the_documented_statuses_for_wrong_sizes()
+    {
+        using var handle = new SafeBCryptKeyHandle(_api);
+        Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, new byte[16], handle));
+
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.DangerousGetHandle(), new byte[15], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.DangerousGetHandle(), new byte[32], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.DangerousGetHandle(), new byte[16], new byte[8], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new SafeBCryptKeyHandle(_api)));
+    }
+
+    [Fact]
+    public void Simulated_cng_detects_double_free_and_use_after_destroy()
+    {
+        var handle = new SafeBCryptKeyHandle(_api);
+        Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
+        nint raw = handle.DangerousGetHandle();
+        handle.Dispose();
+
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_HANDLE, _api.DestroyKey(raw));
+        Assert.Single(_api.Violations);
+    }
+}
