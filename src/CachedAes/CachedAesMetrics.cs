@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Diagnostics.Metrics;
 using System.Runtime.CompilerServices;
 using System.Threading;
-using CachedCryptography.Selection;
 
 namespace CachedCryptography;
 
@@ -52,6 +51,9 @@ public static class CachedAesMetrics
 
     private static readonly Counter<long>? s_poolMisses = Create(() => s_meter.CreateCounter<long>(
         "cachedaes.pool.misses", "{context}", "OpenSSL contexts allocated because the pool was empty."));
+
+    // Empty until the process's backend has been chosen (the first CachedAes made without a backend of a test's own).
+    private static Measurement<int>[] s_backend = [];
 
     static CachedAesMetrics()
     {
@@ -116,15 +118,18 @@ public static class CachedAesMetrics
         }
     }
 
-    private static Measurement<int> ObserveBackend()
-    {
-        BackendSelection selection = ProcessBackend.Selection;
-        return new Measurement<int>(
+    /// <summary>
+    /// Records the process's backend and paths for the <c>cachedaes.backend</c> gauge (called once, by the selection, so
+    /// that this type depends on nothing but the public enums: every folder may count here without a cycle).
+    /// </summary>
+    internal static void PublishBackend(CachedAesBackend backend, CachedAesPath ecb, CachedAesPath cbc) =>
+        Volatile.Write(ref s_backend, [new Measurement<int>(
             1,
-            new KeyValuePair<string, object?>("backend", selection.Backend.Kind.ToString()),
-            new KeyValuePair<string, object?>("ecb", selection.Ecb.ToString()),
-            new KeyValuePair<string, object?>("cbc", selection.Cbc.ToString()));
-    }
+            new KeyValuePair<string, object?>("backend", backend.ToString()),
+            new KeyValuePair<string, object?>("ecb", ecb.ToString()),
+            new KeyValuePair<string, object?>("cbc", cbc.ToString()))]);
+
+    private static IEnumerable<Measurement<int>> ObserveBackend() => Volatile.Read(ref s_backend);
 
     /// <summary>
     /// The total of handles freed by key epochs' finalizers. A class of its own, with no static constructor, so that a

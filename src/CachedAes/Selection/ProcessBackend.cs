@@ -28,10 +28,12 @@ internal static class ProcessBackend
     {
         // Read once, here: changing a switch or variable later has no effect on this process.
         (string? stockForcedBy, string? cpuRequestedBy) = SelectionSwitches.FromProcess();
-        return SelectionPolicy.Select(
+        BackendSelection selection = SelectionPolicy.Select(
             stockForcedBy,
             ProbePlatform,
             cpuRequestedBy is null ? null : new SelectionPolicy.CpuIntrinsicsRequest(cpuRequestedBy, ProbeCpuIntrinsics));
+        CachedAesMetrics.PublishBackend(selection.Backend.Kind, selection.Ecb, selection.Cbc);
+        return selection;
     }
 
     /// <summary>
