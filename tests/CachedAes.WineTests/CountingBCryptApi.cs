@@ -58,7 +58,7 @@ internal sealed class CountingBCryptApi(IBCryptApi inner) : IBCryptApi
 
     public int GetObjectLength(nint algorithm, out int length) => inner.GetObjectLength(algorithm, out length);
 
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key)
     {
         int status = inner.GenerateSymmetricKey(algorithm, secret, key);
         if (status == 0)

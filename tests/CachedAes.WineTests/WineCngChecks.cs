@@ -157,16 +157,16 @@ public sealed class WineCngChecks(ITestOutputHelper output)
             expected = stock.EncryptCbc(data, iv, PaddingMode.None);
         }
 
-        using var handle = new SafeBCryptKeyHandle(api);
+        using var handle = new BCryptKey(api);
         Assert.Equal(0, api.GenerateSymmetricKey(cbcAlgorithm, key, handle));
         byte[] first = new byte[64];
         byte[] second = new byte[64];
         byte[] ivCopy = (byte[])iv.Clone();
-        Assert.Equal(0, api.Encrypt(handle.DangerousGetHandle(), data, ivCopy, first, out int written));
+        Assert.Equal(0, api.Encrypt(handle.Handle, data, ivCopy, first, out int written));
         Assert.Equal(64, written);
         bool writesBack = ivCopy.AsSpan().SequenceEqual(first.AsSpan(48));
         ivCopy = (byte[])iv.Clone();
-        Assert.Equal(0, api.Encrypt(handle.DangerousGetHandle(), data, ivCopy, second, out written));
+        Assert.Equal(0, api.Encrypt(handle.Handle, data, ivCopy, second, out written));
         Assert.Equal(64, written);
         return new CbcProbe(first.AsSpan().SequenceEqual(expected), first.AsSpan().SequenceEqual(expected) && second.AsSpan().SequenceEqual(expected), writesBack);
     }

@@ -56,6 +56,39 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     }
 
     [Fact]
+    public void A_dropped_epochs_cng_keys_are_freed_by_its_key_memorys_finalizer_and_a_key_has_no_finalizer_of_its_own()
+    {
+        // No finalizable object per CNG key (the runtime serializes their registration across threads): the key's owner is
+        // a plain object, and nothing in its type hierarchy has a finalizer.
+        Assert.False(typeof(System.Runtime.ConstrainedExecution.CriticalFinalizerObject).IsAssignableFrom(typeof(BCryptKey)));
+        for (Type? type = typeof(BCryptKey); type is not null && type != typeof(object); type = type.BaseType)
+        {
+            Assert.Null(type.GetMethod("Finalize", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.DeclaredOnly));
+        }
+
+        // Instances dropped with cached keys: their keys are destroyed (through FreeFromFinalizer) once collected.
+        var counted = new Infrastructure.CountingBackend(_backend);
+        DropInstances(counted, 20);
+        Infrastructure.TestUtil.CollectUntil(() => counted.LiveHandles == 0);
+        Assert.Equal(0, counted.LiveHandles);
+
+        // Each dropped instance had one key cached (two calls on one mode and direction), freed by the finalizer.
+        Assert.Equal(20, counted.FinalizerFrees);
+        Assert.Empty(_api.Violations);
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void DropInstances(CipherBackend backend, int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            var aes = new CachedAes(backend) { Key = new byte[16] };
+            _ = aes.EncryptEcb(new byte[16], PaddingMode.None);
+            _ = aes.EncryptEcb(new byte[16], PaddingMode.None);
+        }
+    }
+
+    [Fact]
     public void A_key_on_an_invalid_algorithm_handle_fails_with_status_invalid_handle()
     {
         var e = Assert.Throws<CryptographicException>(
@@ -152,7 +185,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Simulated_cng_reports_a_live_keys_key_object_that_was_overwritten()
     {
-        using var overwritten = new SafeBCryptKeyHandle(_api, SimulatedBCryptApi.AesObjectLength);
+        using var overwritten = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], overwritten));
         unsafe
         {
@@ -180,7 +213,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void A_key_object_smaller_than_the_object_length_is_refused()
     {
-        using var handle = new SafeBCryptKeyHandle(_api, SimulatedBCryptApi.AesObjectLength - 1);
+        using var handle = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength - 1);
         Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
     }
 
@@ -193,10 +226,10 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         byte[] originalIv = (byte[])iv.Clone();
         byte[] data = Stock.Bytes(48, 36);
         byte[] output = new byte[48];
-        using var handle = new SafeBCryptKeyHandle(_api);
+        using var handle = new BCryptKey(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, key, handle));
 
-        Assert.Equal(0, _api.Encrypt(handle.DangerousGetHandle(), data, iv, output, out int written));
+        Assert.Equal(0, _api.Encrypt(handle.Handle, data, iv, output, out int written));
 
         Assert.Equal(48, written);
         Assert.Equal(Stock.Cbc(key, originalIv, data, true), output);
@@ -206,21 +239,21 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Simulated_cng_returns_the_documented_statuses_for_wrong_sizes()
     {
-        using var handle = new SafeBCryptKeyHandle(_api);
+        using var handle = new BCryptKey(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, new byte[16], handle));
 
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.DangerousGetHandle(), new byte[15], new byte[16], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.DangerousGetHandle(), new byte[32], new byte[16], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.DangerousGetHandle(), new byte[16], new byte[8], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new SafeBCryptKeyHandle(_api)));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.Handle, new byte[15], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.Handle, new byte[32], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.Handle, new byte[16], new byte[8], new byte[16], out _));
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new BCryptKey(_api)));
     }
 
     [Fact]
     public void Simulated_cng_detects_double_free_and_use_after_destroy()
     {
-        var handle = new SafeBCryptKeyHandle(_api);
+        var handle = new BCryptKey(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
-        nint raw = handle.DangerousGetHandle();
+        nint raw = handle.Handle;
         handle.Dispose();
 
         Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_HANDLE, _api.DestroyKey(raw));

@@ -207,7 +207,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         }
     }
 
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key)
     {
         lock (Sync)
         {
@@ -258,7 +258,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
                 }
             }
 
-            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<SafeBCryptKeyHandle>(key) });
+            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<BCryptKey>(key) });
             if (key.KeyObject != 0)
             {
                 // Like CNG, keep the key's state in the caller's buffer: here a mark the audit checks while the key lives.
@@ -375,7 +375,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         foreach ((nint handle, NativeObject entry) in LiveObjects())
         {
             var key = (Key)entry;
-            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out SafeBCryptKeyHandle? owner))
+            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out BCryptKey? owner))
             {
                 continue;
             }
@@ -415,7 +415,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         public nint KeyObject { get; init; }
 
         /// <summary>The handle that owns <see cref="KeyObject"/> (weakly: a dropped one must still be finalized).</summary>
-        public required WeakReference<SafeBCryptKeyHandle> Owner { get; init; }
+        public required WeakReference<BCryptKey> Owner { get; init; }
 
         /// <summary>Whether the audit already reported this key's buffer.</summary>
         public bool Audited { get; set; }

@@ -54,7 +54,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, SafeBCryptKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key)
     {
         int status;
         nint raw;
@@ -63,7 +63,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
             status = BCrypt.BCryptGenerateSymmetricKey(algorithm, out raw, (byte*)key.KeyObject, (uint)key.KeyObjectLength, pSecret, (uint)secret.Length, 0);
         }
 
-        // The SafeHandle was allocated before the call, so taking ownership cannot fail here.
+        // The key's owner was allocated before the call, so taking ownership cannot fail here.
         if (status == BCrypt.STATUS_SUCCESS)
         {
             key.Attach(raw);

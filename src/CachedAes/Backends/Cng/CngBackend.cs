@@ -173,7 +173,7 @@ internal sealed class CngBackend : CipherBackend
     {
         try
         {
-            using SafeBCryptKeyHandle probe = CngCipher.GenerateKey(api, algorithm, keyObjectLength: 0, stackalloc byte[16]);
+            using BCryptKey probe = CngCipher.GenerateKey(api, algorithm, keyObjectLength: 0, stackalloc byte[16]);
             return null;
         }
         catch (CryptographicException e)

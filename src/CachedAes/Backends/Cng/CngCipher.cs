@@ -12,25 +12,26 @@ namespace CachedCryptography.Backends.Cng;
 /// This type therefore keeps a private 16-byte IV: each CBC message copies the caller's IV into it and passes it,
 /// never a caller buffer. ECB passes a NULL IV.</para>
 /// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
-/// <see cref="SafeBCryptKeyHandle"/> of this object's own, which a dropped handle's finalizer releases.</para>
+/// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, or, when the key epoch
+/// holding this handle is dropped, by <see cref="FreeFromFinalizer"/> from that epoch's key memory's finalizer.</para>
 /// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
 internal sealed class CngCipher : BlockCipher
 {
     private readonly IBCryptApi _api;
-    private readonly SafeBCryptKeyHandle _key;
+    private readonly BCryptKey _key;
     private readonly nint _algorithm;
     private nint _rawKey;
 
     // CBC: where each message's IV is copied (CNG overwrites it); written on every call, so on cache lines of its own.
     private IsolatedBlock _iv;
 
-    private CngCipher(IBCryptApi api, nint algorithm, SafeBCryptKeyHandle key, BlockCipherMode mode, bool encrypting)
+    private CngCipher(IBCryptApi api, nint algorithm, BCryptKey key, BlockCipherMode mode, bool encrypting)
     {
         _api = api;
         _algorithm = algorithm;
         _key = key;
-        _rawKey = key.DangerousGetHandle();
+        _rawKey = key.Handle;
         Mode = mode;
         Encrypting = encrypting;
     }
@@ -42,7 +43,7 @@ internal sealed class CngCipher : BlockCipher
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
     internal static CngCipher Create(IBCryptApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
-        SafeBCryptKeyHandle handle = GenerateKey(api, algorithm, keyObjectLength, key);
+        BCryptKey handle = GenerateKey(api, algorithm, keyObjectLength, key);
         return new CngCipher(api, algorithm, handle, mode, encrypting);
     }
 
@@ -51,9 +52,9 @@ internal sealed class CngCipher : BlockCipher
     /// <paramref name="algorithm"/> (see <see cref="Create"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
-    internal static SafeBCryptKeyHandle GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
+    internal static BCryptKey GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
     {
-        var handle = new SafeBCryptKeyHandle(api, keyObjectLength);
+        var handle = new BCryptKey(api, keyObjectLength);
         int status;
         try
         {
@@ -102,6 +103,13 @@ internal sealed class CngCipher : BlockCipher
     }
 
     /// <summary>
+    /// From the finalizer of the dropped key epoch that held this handle: destroys the key and frees its buffer at once.
+    /// The key is this object's alone (a <see cref="BCryptKey"/> is a plain object), so this touches nothing another
+    /// finalizer could have freed; nothing is pooled.
+    /// </summary>
+    public override void FreeFromFinalizer() => _key.Dispose();
+
+    /// <summary>
     /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the same key object buffer
     /// (when the handle has one, CNG allocates nothing), so the old key's schedule is gone with the old key.
     /// </summary>
@@ -110,7 +118,7 @@ internal sealed class CngCipher : BlockCipher
         int status = _key.Rekey(_algorithm, key, out string failedCall);
         if (status == 0 && !_key.IsInvalid)
         {
-            _rawKey = _key.DangerousGetHandle();
+            _rawKey = _key.Handle;
             return true;
         }
 
