@@ -33,9 +33,14 @@ public sealed class HandleOwnershipTests
         using var cached = new CachedAes(counted) { Key = key };
         int kept = Math.Min(2, KeyEpoch.HandlesPerMode);
 
-        // One handle per mode and direction, waiting in the instance before any contention.
+        // One handle per mode and direction, waiting in the instance before any contention. The key's first handle is
+        // given back after its call (KeyEpoch.Slots.cs, _cachesHandles), so a first ECB encryption comes before: five
+        // handles made, four kept.
+        Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
+        Assert.Equal(0, counted.LiveHandles);
         AssertEveryOperationMatchesStock(cached, stock, plaintext);
-        Assert.Equal(4, counted.Creations);
+        Assert.Equal(5, counted.Creations);
+        Assert.Equal(4, counted.LiveHandles);
 
         // A call holds the ECB encryption handle; a second one meanwhile gets a handle of its own, at once.
         byte[] expected = stock.EncryptEcb(plaintext, PaddingMode.None);
@@ -45,7 +50,7 @@ public sealed class HandleOwnershipTests
         holder.Start();
         gated.WaitUntilHeld();
         Assert.Equal(expected, cached.EncryptEcb(plaintext, PaddingMode.None));
-        Assert.Equal(5, counted.Creations);
+        Assert.Equal(6, counted.Creations);
         gated.Release();
         holder.Join();
         Assert.Equal(expected, heldResult);
@@ -58,14 +63,14 @@ public sealed class HandleOwnershipTests
             AssertEveryOperationMatchesStock(cached, stock, plaintext);
         }
 
-        Assert.Equal(5, counted.Creations);
+        Assert.Equal(6, counted.Creations);
         Assert.Equal(5 - (2 - kept), counted.LiveHandles);
 
         // A handle whose native call failed is released, never cached again: the next call makes a new one.
         gated.Faults.FailNextTransform();
         Assert.Throws<CryptographicException>(() => cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
         AssertEveryOperationMatchesStock(cached, stock, plaintext);
-        Assert.Equal(6, counted.Creations);
+        Assert.Equal(7, counted.Creations);
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Cbc, encrypting: true));
         Assert.Equal(5 - (2 - kept), counted.LiveHandles);
 
@@ -116,6 +121,12 @@ public sealed class HandleOwnershipTests
         byte[] input = encrypting ? plaintext : mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
         byte[] expected = encrypting ? mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None) : plaintext;
 
+        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one call first, so
+        // that the held calls below cache what they make. It leaves one creation and no live handle behind.
+        Assert.Equal(expected, Call());
+        Assert.Equal(1, counted.Creations);
+        Assert.Equal(0, counted.LiveHandles);
+
         // One call more than there are shared slots, all held at once: the first holds the instance's first slot, the
         // others switch it to the shared slots and take one each.
         gated.HoldNext(mode, encrypting, perMode + 1);
@@ -130,7 +141,7 @@ public sealed class HandleOwnershipTests
 
         // Every slot is reserved: this call makes a handle of its own, at once, and releases it when it returns.
         Assert.Equal(expected, Call());
-        Assert.Equal(perMode + 2, counted.Creations);
+        Assert.Equal(1 + perMode + 2, counted.Creations);
         Assert.Equal(perMode + 1, counted.LiveHandles);
 
         gated.Release();
@@ -146,7 +157,7 @@ public sealed class HandleOwnershipTests
         Assert.Equal(perMode, cached.CachedCount(mode, encrypting));
         Assert.Equal(perMode, counted.LiveHandles);
         Assert.Equal(expected, Call());
-        Assert.Equal(perMode + 2, counted.Creations);
+        Assert.Equal(1 + perMode + 2, counted.Creations);
 
         byte[] Call() => (mode, encrypting) switch
         {
@@ -169,7 +180,12 @@ public sealed class HandleOwnershipTests
 
         Assert.Throws<CryptographicException>(() => cached.EncryptEcb(plaintext, PaddingMode.None));
 
-        // The slot was given up: the next call makes its handle there and caches it, as on a first call.
+        // The slot was given up: the next call makes its handle there, as on a first call. That handle is the key's first,
+        // given back after its call (KeyEpoch.Slots.cs, _cachesHandles); the call after it makes one in the same inline
+        // slot and caches it (a slot left reserved would have sent both calls to the shared slots instead).
+        Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
+        Assert.Null(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
+        Assert.Equal(0, backend.LiveHandles);
         Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
         Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Ecb, encrypting: true));
