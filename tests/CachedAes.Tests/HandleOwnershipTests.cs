@@ -3,6 +3,7 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
+using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
@@ -190,6 +191,95 @@ public sealed class HandleOwnershipTests
         Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Ecb, encrypting: true));
         Assert.Equal(1, backend.LiveHandles);
+    }
+
+    /// <summary>
+    /// The first-handle policy (<c>KeyEpoch.Slots.cs</c>, <c>_cachesHandles</c>): a key's first handle goes back to its
+    /// backend when its call returns instead of being cached; the second call's handle is cached and every later call
+    /// reuses it, and the key's later handles (other modes and directions) are cached from their first call. So an
+    /// instance used for one call and dropped without Dispose leaves its finalizer nothing to free: on OpenSSL its
+    /// context waits, reset, in the backend's pool.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void A_keys_first_handle_is_given_back_after_its_call_and_the_second_is_cached_for_every_later_call(string backend)
+    {
+        byte[] key = RandomNumberGenerator.GetBytes(32);
+        byte[] plaintext = RandomNumberGenerator.GetBytes(48);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] expected = stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
+
+        // One call, then the instance is dropped without Dispose: its handle is back with the backend as soon as the call
+        // returns (on OpenSSL in the pool, which grows by one), and the key's finalizer, once it has run, freed nothing.
+        CountingBackend dropped = BackendData.IsolatedBackend(backend);
+        OpenSslBackend? openSsl = null;
+        int pooled = 0;
+        if (backend == "PlatformDefault" && OperatingSystem.IsLinux())
+        {
+            openSsl = Assert.IsType<OpenSslBackend>(dropped.InnerBackend);
+            pooled = openSsl.Pool.Count;
+        }
+
+        WeakReference droppedKey = OneCallThenDrop(dropped, key, plaintext, expected);
+        Assert.Equal(1, dropped.Creations);
+        Assert.Equal(0, dropped.LiveHandles);
+        if (openSsl is not null && OperatingSystem.IsLinux())
+        {
+            Assert.Equal(pooled + 1, openSsl.Pool.Count);
+            Assert.Equal(openSsl.Pool.Count, openSsl.Pool.LiveContexts);
+        }
+
+        TestUtil.CollectUntil(() => !droppedKey.IsAlive);
+        Assert.False(droppedKey.IsAlive);
+        Assert.Equal(0, dropped.FinalizerFrees);
+        Assert.Equal(0, dropped.LiveHandles);
+
+        // A kept instance: the first call's handle is given back likewise, nothing is cached after it; the second call's
+        // is cached, and every later call reuses it (creations stop growing).
+        CountingBackend counted = BackendData.IsolatedBackend(backend);
+        using (var cached = new CachedAes(counted) { Key = key })
+        {
+            Assert.Equal(expected, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+            Assert.Equal(1, counted.Creations);
+            Assert.Equal(0, counted.LiveHandles);
+            foreach (BlockCipherMode mode in (BlockCipherMode[])[BlockCipherMode.Ecb, BlockCipherMode.Cbc])
+            {
+                Assert.Equal(0, cached.CachedCount(mode, encrypting: true));
+                Assert.Equal(0, cached.CachedCount(mode, encrypting: false));
+            }
+
+            Assert.Equal(expected, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+            Assert.Equal(2, counted.Creations);
+            Assert.Equal(1, counted.LiveHandles);
+            BlockCipher? kept = cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true);
+            Assert.NotNull(kept);
+            for (int i = 0; i < 20; i++)
+            {
+                Assert.Equal(expected, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+                Assert.Same(kept, cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true));
+            }
+
+            Assert.Equal(2, counted.Creations);
+            Assert.Equal(1, counted.LiveHandles);
+
+            // Only the key's first handle is given back: its first decryption's handle is cached at once.
+            Assert.Equal(plaintext, cached.DecryptCbc(expected, s_iv, PaddingMode.None));
+            Assert.Equal(3, counted.Creations);
+            Assert.Equal(2, counted.LiveHandles);
+            Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: false));
+        }
+
+        Assert.Equal(0, counted.LiveHandles);
+    }
+
+    // An instance over `backend` that makes one call and is dropped without Dispose; a weak reference to its key epoch
+    // that lives until the epoch's key memory has been finalized (its finalizer reaches the epoch).
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static WeakReference OneCallThenDrop(CountingBackend backend, byte[] key, byte[] plaintext, byte[] expected)
+    {
+        var aes = new CachedAes(backend) { Key = key };
+        Assert.Equal(expected, aes.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+        return new WeakReference(aes.KeyEpoch, trackResurrection: true);
     }
 
     [Fact]
