@@ -3,6 +3,7 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
+using CachedCryptography.Interop.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
@@ -33,9 +34,14 @@ public sealed class HandleOwnershipTests
         using var cached = new CachedAes(counted) { Key = key };
         int kept = Math.Min(2, KeyEpoch.HandlesPerMode);
 
-        // One handle per mode and direction, waiting in the instance before any contention.
+        // One handle per mode and direction, waiting in the instance before any contention. The key's first handle is
+        // given back after its call (KeyEpoch.Slots.cs, _cachesHandles), so a first ECB encryption comes before: five
+        // handles made, four kept.
+        Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
+        Assert.Equal(0, counted.LiveHandles);
         AssertEveryOperationMatchesStock(cached, stock, plaintext);
-        Assert.Equal(4, counted.Creations);
+        Assert.Equal(5, counted.Creations);
+        Assert.Equal(4, counted.LiveHandles);
 
         // A call holds the ECB encryption handle; a second one meanwhile gets a handle of its own, at once.
         byte[] expected = stock.EncryptEcb(plaintext, PaddingMode.None);
@@ -45,7 +51,7 @@ public sealed class HandleOwnershipTests
         holder.Start();
         gated.WaitUntilHeld();
         Assert.Equal(expected, cached.EncryptEcb(plaintext, PaddingMode.None));
-        Assert.Equal(5, counted.Creations);
+        Assert.Equal(6, counted.Creations);
         gated.Release();
         holder.Join();
         Assert.Equal(expected, heldResult);
@@ -58,14 +64,14 @@ public sealed class HandleOwnershipTests
             AssertEveryOperationMatchesStock(cached, stock, plaintext);
         }
 
-        Assert.Equal(5, counted.Creations);
+        Assert.Equal(6, counted.Creations);
         Assert.Equal(5 - (2 - kept), counted.LiveHandles);
 
         // A handle whose native call failed is released, never cached again: the next call makes a new one.
         gated.Faults.FailNextTransform();
         Assert.Throws<CryptographicException>(() => cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
         AssertEveryOperationMatchesStock(cached, stock, plaintext);
-        Assert.Equal(6, counted.Creations);
+        Assert.Equal(7, counted.Creations);
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Cbc, encrypting: true));
         Assert.Equal(5 - (2 - kept), counted.LiveHandles);
 
@@ -116,6 +122,12 @@ public sealed class HandleOwnershipTests
         byte[] input = encrypting ? plaintext : mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
         byte[] expected = encrypting ? mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None) : plaintext;
 
+        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one call first, so
+        // that the held calls below cache what they make. It leaves one creation and no live handle behind.
+        Assert.Equal(expected, Call());
+        Assert.Equal(1, counted.Creations);
+        Assert.Equal(0, counted.LiveHandles);
+
         // One call more than there are shared slots, all held at once: the first holds the instance's first slot, the
         // others switch it to the shared slots and take one each.
         gated.HoldNext(mode, encrypting, perMode + 1);
@@ -130,7 +142,7 @@ public sealed class HandleOwnershipTests
 
         // Every slot is reserved: this call makes a handle of its own, at once, and releases it when it returns.
         Assert.Equal(expected, Call());
-        Assert.Equal(perMode + 2, counted.Creations);
+        Assert.Equal(1 + perMode + 2, counted.Creations);
         Assert.Equal(perMode + 1, counted.LiveHandles);
 
         gated.Release();
@@ -146,7 +158,7 @@ public sealed class HandleOwnershipTests
         Assert.Equal(perMode, cached.CachedCount(mode, encrypting));
         Assert.Equal(perMode, counted.LiveHandles);
         Assert.Equal(expected, Call());
-        Assert.Equal(perMode + 2, counted.Creations);
+        Assert.Equal(1 + perMode + 2, counted.Creations);
 
         byte[] Call() => (mode, encrypting) switch
         {
@@ -169,11 +181,105 @@ public sealed class HandleOwnershipTests
 
         Assert.Throws<CryptographicException>(() => cached.EncryptEcb(plaintext, PaddingMode.None));
 
-        // The slot was given up: the next call makes its handle there and caches it, as on a first call.
+        // The slot was given up: the next call makes its handle there, as on a first call. That handle is the key's first,
+        // given back after its call (KeyEpoch.Slots.cs, _cachesHandles); the call after it makes one in the same inline
+        // slot and caches it (a slot left reserved would have sent both calls to the shared slots instead).
+        Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
+        Assert.Null(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
+        Assert.Equal(0, backend.LiveHandles);
         Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
         Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Ecb, encrypting: true));
         Assert.Equal(1, backend.LiveHandles);
+    }
+
+    /// <summary>
+    /// The first-handle policy (<c>KeyEpoch.Slots.cs</c>, <c>_cachesHandles</c>): a key's first handle goes back to its
+    /// backend when its call returns instead of being cached; the second call's handle is cached and every later call
+    /// reuses it, and the key's later handles (other modes and directions) are cached from their first call. So an
+    /// instance used for one call and dropped without Dispose leaves its finalizer nothing to free: on OpenSSL its
+    /// context waits, reset, in the backend's pool.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(BackendData.Names), MemberType = typeof(BackendData))]
+    public void A_keys_first_handle_is_given_back_after_its_call_and_the_second_is_cached_for_every_later_call(string backend)
+    {
+        byte[] key = RandomNumberGenerator.GetBytes(32);
+        byte[] plaintext = RandomNumberGenerator.GetBytes(48);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] expected = stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
+
+        // One call, then the instance is dropped without Dispose: its handle is back with the backend as soon as the call
+        // returns (on OpenSSL in the pool, which grows by one), and the key's finalizer, once it has run, freed nothing.
+        CountingBackend dropped = BackendData.IsolatedBackend(backend);
+        OpenSslBackend? openSsl = null;
+        int pooled = 0;
+        if (backend == "PlatformDefault" && OperatingSystem.IsLinux())
+        {
+            openSsl = Assert.IsType<OpenSslBackend>(dropped.InnerBackend);
+            pooled = openSsl.Pool.Count;
+        }
+
+        WeakReference droppedKey = OneCallThenDrop(dropped, key, plaintext, expected);
+        Assert.Equal(1, dropped.Creations);
+        Assert.Equal(0, dropped.LiveHandles);
+        if (openSsl is not null && OperatingSystem.IsLinux())
+        {
+            Assert.Equal(pooled + 1, openSsl.Pool.Count);
+            Assert.Equal(openSsl.Pool.Count, openSsl.Pool.LiveContexts);
+        }
+
+        TestUtil.CollectUntil(() => !droppedKey.IsAlive);
+        Assert.False(droppedKey.IsAlive);
+        Assert.Equal(0, dropped.FinalizerFrees);
+        Assert.Equal(0, dropped.LiveHandles);
+
+        // A kept instance: the first call's handle is given back likewise, nothing is cached after it; the second call's
+        // is cached, and every later call reuses it (creations stop growing).
+        CountingBackend counted = BackendData.IsolatedBackend(backend);
+        using (var cached = new CachedAes(counted) { Key = key })
+        {
+            Assert.Equal(expected, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+            Assert.Equal(1, counted.Creations);
+            Assert.Equal(0, counted.LiveHandles);
+            foreach (BlockCipherMode mode in (BlockCipherMode[])[BlockCipherMode.Ecb, BlockCipherMode.Cbc])
+            {
+                Assert.Equal(0, cached.CachedCount(mode, encrypting: true));
+                Assert.Equal(0, cached.CachedCount(mode, encrypting: false));
+            }
+
+            Assert.Equal(expected, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+            Assert.Equal(2, counted.Creations);
+            Assert.Equal(1, counted.LiveHandles);
+            BlockCipher? kept = cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true);
+            Assert.NotNull(kept);
+            for (int i = 0; i < 20; i++)
+            {
+                Assert.Equal(expected, cached.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+                Assert.Same(kept, cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true));
+            }
+
+            Assert.Equal(2, counted.Creations);
+            Assert.Equal(1, counted.LiveHandles);
+
+            // Only the key's first handle is given back: its first decryption's handle is cached at once.
+            Assert.Equal(plaintext, cached.DecryptCbc(expected, s_iv, PaddingMode.None));
+            Assert.Equal(3, counted.Creations);
+            Assert.Equal(2, counted.LiveHandles);
+            Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: false));
+        }
+
+        Assert.Equal(0, counted.LiveHandles);
+    }
+
+    // An instance over `backend` that makes one call and is dropped without Dispose; a weak reference to its key epoch
+    // that lives until the epoch's key memory has been finalized (its finalizer reaches the epoch).
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static WeakReference OneCallThenDrop(CountingBackend backend, byte[] key, byte[] plaintext, byte[] expected)
+    {
+        var aes = new CachedAes(backend) { Key = key };
+        Assert.Equal(expected, aes.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+        return new WeakReference(aes.KeyEpoch, trackResurrection: true);
     }
 
     [Fact]

@@ -104,6 +104,10 @@ public class KeyChangeTests
         byte[] oldKey = RandomNumberGenerator.GetBytes(32);
         byte[] plaintext = RandomNumberGenerator.GetBytes(48);
         using CachedAes cached = BackendData.Create(backend, oldKey);
+
+        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the second ECB
+        // encryption makes the one that stays.
+        cached.EncryptEcb(plaintext, PaddingMode.None);
         cached.EncryptEcb(plaintext, PaddingMode.None);
         cached.DecryptCbc(cached.EncryptCbc(plaintext, s_iv), s_iv);
         KeyEpoch epoch = cached.KeyEpoch!;
@@ -137,9 +141,14 @@ public class KeyChangeTests
     public void A_handle_no_call_used_since_the_last_key_change_is_released_at_the_next(string backend)
     {
         using CachedAes cached = BackendData.Create(backend, RandomNumberGenerator.GetBytes(16));
+
+        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the second ECB
+        // encryption makes the one that stays.
+        cached.EncryptEcb(new byte[16], PaddingMode.None);
         cached.EncryptEcb(new byte[16], PaddingMode.None);
         cached.EncryptCbc(new byte[16], s_iv, PaddingMode.None);
         int live = CountingOf(cached).LiveHandles;
+        Assert.Equal(2, live);
 
         // Both were used since they were keyed: the first change re-keys both.
         cached.SetKey(RandomNumberGenerator.GetBytes(16));

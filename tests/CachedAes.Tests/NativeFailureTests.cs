@@ -38,6 +38,12 @@ public class NativeFailureTests
         var counted = new CountingBackend(faults);
         using var cached = new CachedAes(counted) { Key = key };
         BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+
+        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one call first, so
+        // that the calls below cache their handles.
+        byte[] block = new byte[16];
+        Call(cached, cbc, encrypting, block, new byte[16], PaddingMode.None);
+        Assert.Null(cached.PeekCachedHandle(mode, encrypting));
         foreach (int length in new[] { 16, 48, 208, 4096 })
         {
             foreach (PaddingMode padding in new[] { PaddingMode.None, PaddingMode.PKCS7 })

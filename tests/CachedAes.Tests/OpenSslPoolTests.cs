@@ -40,10 +40,16 @@ public static unsafe partial class OpenSslPoolTests
         using Aes stockA = TestUtil.Stock(keyA);
         using Aes stockB = TestUtil.Stock(keyB);
 
+        // A key's first handle is given back (reset and pooled) after its call (KeyEpoch.Slots.cs, _cachesHandles), and
+        // its second call takes that context out of the pool again and caches it: each instance below makes two calls.
         var a = new CachedAes(backend) { Key = keyA };
         Assert.Equal(stockA.EncryptCbc(plaintext, s_iv, PaddingMode.None), a.EncryptCbc(plaintext, s_iv, PaddingMode.None));
+        Assert.Equal(1, backend.Pool.Count);
+        Assert.Equal(stockA.EncryptCbc(plaintext, s_iv, PaddingMode.None), a.EncryptCbc(plaintext, s_iv, PaddingMode.None));
         BlockCipher used = a.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true)!;
+        Assert.NotNull(used);
         Assert.Equal(0, backend.Pool.Count);
+        Assert.Equal(1, backend.Pool.LiveContexts);
 
         a.Dispose();
         Assert.Equal(1, backend.Pool.Count);
@@ -56,6 +62,7 @@ public static unsafe partial class OpenSslPoolTests
         using var b = new CachedAes(backend) { Key = keyB };
         byte[] ciphertextB = stockB.EncryptEcb(plaintext, PaddingMode.None);
         Assert.Equal(plaintext, b.DecryptEcb(ciphertextB, PaddingMode.None));
+        Assert.Equal(plaintext, b.DecryptEcb(ciphertextB, PaddingMode.None));
         Assert.Same(used, b.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: false));
         Assert.Equal(0, backend.Pool.Count);
         Assert.NotEqual(plaintext, b.DecryptEcb(stockA.EncryptEcb(plaintext, PaddingMode.None), PaddingMode.None));
@@ -63,6 +70,7 @@ public static unsafe partial class OpenSslPoolTests
         // And as an encryptor for B it produces B's ciphertext, never A's.
         b.Dispose();
         using var b2 = new CachedAes(backend) { Key = keyB };
+        Assert.Equal(ciphertextB, b2.EncryptEcb(plaintext, PaddingMode.None));
         byte[] produced = b2.EncryptEcb(plaintext, PaddingMode.None);
         Assert.Same(used, b2.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
         Assert.Equal(ciphertextB, produced);
@@ -77,7 +85,10 @@ public static unsafe partial class OpenSslPoolTests
         int handles = 0;
         for (int i = 0; i < OpenSslContextPool.Capacity + 5; i++)
         {
+            // The key's first handle (the first ECB encryption's) goes back to the pool after its call (KeyEpoch.Slots.cs,
+            // _cachesHandles), and the second takes it out again: three contexts in use per instance.
             var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+            aes.EncryptEcb(new byte[16], PaddingMode.PKCS7);
             aes.EncryptEcb(new byte[16], PaddingMode.PKCS7);
             aes.DecryptCbc(aes.EncryptCbc(new byte[40], s_iv), s_iv);
             handles += 3;
@@ -107,6 +118,10 @@ public static unsafe partial class OpenSslPoolTests
     {
         OpenSslBackend backend = NewBackend();
         var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+
+        // The key's first handle is given back (pooled) after its call (KeyEpoch.Slots.cs, _cachesHandles); the second
+        // call takes that context out of the pool again and caches it.
+        aes.EncryptEcb(new byte[16], PaddingMode.None);
         aes.EncryptEcb(new byte[16], PaddingMode.None);
         var handle = (OpenSslCipher)aes.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true)!;
         Assert.Equal(1, OpenSslFailureTests.ResetContext(handle.Context));
@@ -184,7 +199,10 @@ public static unsafe partial class OpenSslPoolTests
         var instances = new List<CachedAes>();
         for (int i = 0; i < count; i++)
         {
+            // Two calls: the key's first handle goes back to the pool after its call (KeyEpoch.Slots.cs, _cachesHandles),
+            // and the second takes it out again and caches it, so each instance keeps a context of its own.
             var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+            aes.EncryptEcb(new byte[16], PaddingMode.None);
             aes.EncryptEcb(new byte[16], PaddingMode.None);
             instances.Add(aes);
         }

@@ -73,6 +73,13 @@ internal sealed partial class KeyEpoch
     private BlockCipher? _cbcEncrypt;
     private BlockCipher? _cbcDecrypt;
 
+    // False until the epoch's first handle has been made. That handle is given back (reset and pooled, on OpenSSL) when
+    // its call returns, and handles are cached from the second on: a key used for one call (a new instance per message,
+    // and above all one never disposed, whose cached handle only its finalizer could free, never pool) then costs a
+    // pooled context instead of a context made and freed; a key used for more calls pays one more keying, once
+    // (docs/design-notes.md, "The first handle"). A plain field: two first calls racing may both give theirs back.
+    private bool _cachesHandles;
+
     // HandlesPerMode shared slots per mode and direction, SharedStride apart, allocated the first time two callers
     // contend; from then on the inline slots are no longer used (a handle taken from one moves to a shared slot).
     private BlockCipher?[]? _shared;
@@ -278,6 +285,15 @@ internal sealed partial class KeyEpoch
             Volatile.Write(ref slot, null);
             lease = default;
             return false;
+        }
+
+        if (!_cachesHandles)
+        {
+            // The epoch's first handle is given back after its call instead of being cached (see _cachesHandles).
+            _cachesHandles = true;
+            Volatile.Write(ref slot, null);
+            lease = new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), created);
+            return true;
         }
 
         lease = new HandleLease(this, ref slot, created);

@@ -138,6 +138,11 @@ public sealed class Rfc3394RuntimeTests
         var faults = new Backends.FaultInjectingBackend(BackendData.Backend(backend));
         using var aes = new CachedAes(faults) { Key = v.Kek };
 
+        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one wrap first, so that
+        // the calls below cache their handles.
+        Assert.Equal(v.Wrapped, Call(aes, true, v.Data, new byte[v.Wrapped.Length]));
+        Assert.Null(aes.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
+
         foreach (bool encrypting in new[] { true, false })
         {
             byte[] input = encrypting ? v.Data : v.Wrapped;
