@@ -3,7 +3,7 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Core;
-using CachedCryptography.Interop.OpenSsl;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;

@@ -24,12 +24,6 @@ namespace CachedCryptography.Core;
 /// started with. A key change re-keys or gives up every idle handle at once (<c>KeyEpoch.Sweep.cs</c>), and no handle of
 /// the old key is left in a slot once both the key change and the calls that were in flight have returned (the
 /// ordering argument below).</para>
-/// <para><b>One thread, then several.</b> An epoch used by one thread at a time keeps one slot per mode and direction
-/// inline. The first time a caller finds that slot reserved, the epoch switches for good to shared slots: an array with
-/// one slot per processor (64 at most) for each mode and direction, each slot on a cache line of its own, and each
-/// thread starting at a slot of its own (<see cref="t_hint"/>). Threads then neither wait for each other nor write a
-/// cache line that another thread reads on every call (the inline slots sit beside the fields every call reads). A
-/// caller that finds every shared slot reserved uses a handle of its own for the call.</para>
 /// <para><b>Release and key change, and why a returned handle is never stranded.</b> Two events make a cached handle
 /// unwanted: the last holder lets go (the holder state reaches zero, see <c>KeyEpoch.cs</c>), or a key change
 /// rewrites the key (the version moves on). Each is published with a full fence and then followed by a sweep of the
@@ -61,13 +55,6 @@ internal sealed partial class KeyEpoch
     // Marks a reserved slot. Never used as a handle.
     private static readonly BlockCipher s_busy = new BusyMarker();
 
-    // Where a thread starts looking among the shared slots: threads are numbered in the order they first need one, so
-    // that concurrent threads start at different slots.
-    [ThreadStatic]
-    private static int t_hint;
-
-    private static int s_lastHint;
-
     private BlockCipher? _ecbEncrypt;
     private BlockCipher? _ecbDecrypt;
     private BlockCipher? _cbcEncrypt;
@@ -83,15 +70,6 @@ internal sealed partial class KeyEpoch
     // HandlesPerMode shared slots per mode and direction, SharedStride apart, allocated the first time two callers
     // contend; from then on the inline slots are no longer used (a handle taken from one moves to a shared slot).
     private BlockCipher?[]? _shared;
-
-    private static int ThreadHint
-    {
-        get
-        {
-            int hint = t_hint;
-            return hint != 0 ? hint : t_hint = Interlocked.Increment(ref s_lastHint) & int.MaxValue;
-        }
-    }
 
     /// <summary>How many handles for <paramref name="mode"/> and direction are cached and not in use right now (a test seam).</summary>
     internal int CachedCount(BlockCipherMode mode, bool encrypting)
@@ -219,52 +197,6 @@ internal sealed partial class KeyEpoch
         return TryRentShared(mode, encrypting, out lease);
     }
 
-    // A shared slot, starting at this thread's own; a handle of the call's own when every one is reserved.
-    private bool TryRentShared(BlockCipherMode mode, bool encrypting, out HandleLease lease)
-    {
-        BlockCipher?[] shared = Volatile.Read(ref _shared)!;
-        int count = HandlesPerMode;
-        int start = ThreadHint % count;
-        for (int n = 0; n < count; n++)
-        {
-            int i = start + n < count ? start + n : start + n - count;
-            ref BlockCipher? slot = ref shared[SharedIndex(mode, encrypting, i)];
-            if (Volatile.Read(ref slot) == s_busy)
-            {
-                continue;
-            }
-
-            BlockCipher? held = Reserve(ref slot);
-            if (held == s_busy)
-            {
-                continue;
-            }
-
-            // An empty shared slot: a handle still waiting in the inline slot (made before the switch) moves here.
-            held ??= TakeInline(mode, encrypting);
-            if (held is not null && held.KeyVersion == Volatile.Read(ref _version))
-            {
-                held.Used = true;
-                lease = new HandleLease(this, ref slot, held);
-                return true;
-            }
-
-            // None, or one of an older key that a key change's sweep has not reached yet.
-            if (held is not null)
-            {
-                GiveBack(held);
-            }
-
-            return TryFill(ref slot, mode, encrypting, out lease);
-        }
-
-        // Every slot is reserved: a handle of this call's own, released when it returns (not cached).
-        CachedAesMetrics.CallContended();
-        BlockCipher? own = TryCreate(mode, encrypting);
-        lease = own is null ? default : new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), own);
-        return own is not null;
-    }
-
     // This caller holds the reservation of the empty `slot`: a new handle for it.
     private bool TryFill(ref BlockCipher? slot, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
@@ -312,25 +244,6 @@ internal sealed partial class KeyEpoch
         CachedAesMetrics.HandleCreated();
         return created;
     };
-
-    // The handle in the inline slot, if one is waiting there (the slot is left empty); null otherwise.
-    private BlockCipher? TakeInline(BlockCipherMode mode, bool encrypting)
-    {
-        ref BlockCipher? inline = ref InlineSlot(mode, encrypting);
-        if (!IsHandle(Volatile.Read(ref inline)))
-        {
-            return null;
-        }
-
-        BlockCipher? held = Reserve(ref inline);
-        if (held == s_busy)
-        {
-            return null;
-        }
-
-        Volatile.Write(ref inline, null);
-        return held;
-    }
 
     // A handle of the caller's own, a faulted one or one of an older key (released, and the slot freed), or a handle
     // taken from the inline slot after the switch to shared slots (moved to a free shared slot if there is one).
@@ -407,9 +320,6 @@ internal sealed partial class KeyEpoch
     // caller checked (the reads follow the caller's store; see the ordering argument in the remarks).
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsStale(BlockCipher cipher) => IsReleased || cipher.KeyVersion != Volatile.Read(ref _version);
-
-    private static int SharedIndex(BlockCipherMode mode, bool encrypting, int i) =>
-        ((((int)mode * 2) + (encrypting ? 0 : 1)) * HandlesPerMode + i + 1) * SharedStride;
 
     private static bool IsHandle(BlockCipher? held) => held is not null && held != s_busy;
 
