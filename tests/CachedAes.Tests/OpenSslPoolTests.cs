@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
+using CachedCryptography.Backends;
 using CachedCryptography.Seam;
 using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Tests.Infrastructure;
@@ -177,7 +178,7 @@ public static unsafe partial class OpenSslPoolTests
     {
         // Three instances disposed: their contexts wait, keyless, in the pool of a backend that is then dropped. Its last
         // gen-2 callback, finding the pool gone, frees them (nothing else can reach them any more).
-        (WeakReference pool, OpenSslContextPool.ContextCount contexts) = DropABackendWithPooledContexts(3);
+        (WeakReference pool, LiveCount contexts) = DropABackendWithPooledContexts(3);
         Assert.Equal(3, contexts.Value);
         for (int i = 0; i < 10 && (pool.IsAlive || contexts.Value != 0); i++)
         {
@@ -193,7 +194,7 @@ public static unsafe partial class OpenSslPoolTests
     private static WeakReference DropABackend() => new(NewBackend().Pool);
 
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static (WeakReference Pool, OpenSslContextPool.ContextCount Contexts) DropABackendWithPooledContexts(int count)
+    private static (WeakReference Pool, LiveCount Contexts) DropABackendWithPooledContexts(int count)
     {
         OpenSslBackend backend = NewBackend();
         var instances = new List<CachedAes>();

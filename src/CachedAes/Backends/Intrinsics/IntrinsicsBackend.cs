@@ -1,6 +1,5 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
-using System.Threading;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Backends.Intrinsics;
@@ -39,7 +38,7 @@ internal static class IntrinsicsBackend
 internal sealed class IntrinsicsBackend<T> : CipherBackend
     where T : struct, IAesInstructions
 {
-    private int _liveSchedules;
+    private readonly LiveCount _liveSchedules = new();
 
     /// <summary>A backend; only made where <typeparamref name="T"/>'s instructions exist.</summary>
     public IntrinsicsBackend()
@@ -55,12 +54,12 @@ internal sealed class IntrinsicsBackend<T> : CipherBackend
     public override string Description => $"{T.Name}, managed code outside any FIPS boundary";
 
     /// <summary>Schedules allocated by this backend's handles and not yet zeroed and freed.</summary>
-    internal int LiveSchedules => Volatile.Read(ref _liveSchedules);
+    internal int LiveSchedules => _liveSchedules.Value;
 
     protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key) =>
         new IntrinsicsCipher<T>(this, mode, encrypting, key);
 
-    internal void OnScheduleAllocated() => Interlocked.Increment(ref _liveSchedules);
+    internal void OnScheduleAllocated() => _liveSchedules.Add(1);
 
-    internal void OnScheduleFreed() => Interlocked.Decrement(ref _liveSchedules);
+    internal void OnScheduleFreed() => _liveSchedules.Add(-1);
 }

@@ -32,8 +32,13 @@ internal sealed class OpenSslContextPool
     /// <summary>How long a pooled context may stay unused before a gen-2 collection frees it.</summary>
     internal const int IdleMilliseconds = 10_000;
 
-    private readonly OpenSslCipher?[] _slots = new OpenSslCipher?[Capacity];
-    private readonly ContextCount _contexts = new();
+    // Slot i at index (i + 1) * SlotStride, the rest always null: each slot on cache lines of its own, so that threads
+    // renting and returning at once (each starting at a slot of its own) do not take one line from each other on every
+    // message, as adjacent slots did (docs/design-notes.md, "Thread scaling").
+    private const int SlotStride = 128 / 8;
+
+    private readonly OpenSslCipher?[] _slots = new OpenSslCipher?[(Capacity + 1) * SlotStride];
+    private readonly LiveCount _contexts = new();
 
     // Environment.TickCount64 as of the last gen-2 callback: what a returned context records as the start of its idle
     // time, so that giving a context back reads no clock (a clock read costs as much as the rest of the return).
@@ -47,7 +52,7 @@ internal sealed class OpenSslContextPool
 
     /// <summary>The count behind <see cref="LiveContexts"/>, which outlives the pool (a test seam: a test holds it to see
     /// that a pool collected with contexts in it freed them).</summary>
-    internal ContextCount Contexts => _contexts;
+    internal LiveCount Contexts => _contexts;
 
     /// <summary>How many contexts the pool holds right now (a test seam).</summary>
     internal int Count => PooledContexts.Length;
@@ -60,9 +65,9 @@ internal sealed class OpenSslContextPool
     {
         OpenSslCipher?[] slots = _slots;
         int index = StartIndex();
-        for (int i = 0; i < slots.Length; i++, index = index + 1 == slots.Length ? 0 : index + 1)
+        for (int i = 0; i < Capacity; i++, index = index + 1 == Capacity ? 0 : index + 1)
         {
-            ref OpenSslCipher? slot = ref slots[index];
+            ref OpenSslCipher? slot = ref slots[(index + 1) * SlotStride];
             if (Volatile.Read(ref slot) is not null && Interlocked.Exchange(ref slot, null) is { } cipher)
             {
                 return cipher;
@@ -78,9 +83,9 @@ internal sealed class OpenSslContextPool
         cipher.IdleSince = Volatile.Read(ref _coarseNow);
         OpenSslCipher?[] slots = _slots;
         int index = StartIndex();
-        for (int i = 0; i < slots.Length; i++, index = index + 1 == slots.Length ? 0 : index + 1)
+        for (int i = 0; i < Capacity; i++, index = index + 1 == Capacity ? 0 : index + 1)
         {
-            ref OpenSslCipher? slot = ref slots[index];
+            ref OpenSslCipher? slot = ref slots[(index + 1) * SlotStride];
             if (Volatile.Read(ref slot) is null && Interlocked.CompareExchange(ref slot, cipher, null) is null)
             {
                 return true;
@@ -119,18 +124,6 @@ internal sealed class OpenSslContextPool
 
     // Threads start their search at different slots, so that concurrent owners rarely contend for one.
     private static int StartIndex() => (int)((uint)Environment.CurrentManagedThreadId % (uint)Capacity);
-
-    /// <summary>How many native contexts of one pool exist: a plain object of its own, so that it outlives the pool.</summary>
-    internal sealed class ContextCount
-    {
-        private int _value;
-
-        /// <summary>The count now.</summary>
-        public int Value => Volatile.Read(ref _value);
-
-        /// <summary>Adds <paramref name="delta"/> (one context allocated, or, negative, freed).</summary>
-        public void Add(int delta) => Interlocked.Add(ref _value, delta);
-    }
 
     /// <summary>
     /// An object that is finalized at every gen-2 collection (it re-registers itself) and trims the pool then. It holds

@@ -1,0 +1,44 @@
+using System;
+using System.Numerics;
+using System.Threading;
+
+namespace CachedCryptography.Backends;
+
+/// <summary>
+/// How many native objects of one kind (contexts, key schedules) exist right now: a test seam that every allocation and
+/// free updates. The count is kept in one cell per processor, each on cache lines of its own, and a thread adds to the
+/// cell of the processor it runs on, so threads that make and free objects at once do not take one cache line from each
+/// other on every message (a single shared counter did, and capped a new instance per message at about 3x its
+/// one-thread rate on 16 cores: docs/design-notes.md, "Thread scaling"). Reading sums the cells; a read while other
+/// threads add sees some of their updates and not others, which is why only tests that have stopped every other
+/// thread read it.
+/// </summary>
+internal sealed class LiveCount
+{
+    // 128 bytes between cells: a cache line, and the adjacent line that x64 processors fetch with it.
+    private const int Stride = 128 / sizeof(long);
+
+    private static readonly int s_cells = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
+
+    // Cell i at index (i + 1) * Stride, so that the array's header shares no line with a cell.
+    private readonly long[] _cells = new long[(s_cells + 1) * Stride];
+
+    /// <summary>The sum of every cell.</summary>
+    public int Value
+    {
+        get
+        {
+            long sum = 0;
+            for (int i = 1; i <= s_cells; i++)
+            {
+                sum += Volatile.Read(ref _cells[i * Stride]);
+            }
+
+            return checked((int)sum);
+        }
+    }
+
+    /// <summary>Adds <paramref name="delta"/> to the cell of the processor this thread runs on (an object freed on another
+    /// processor than it was made on leaves one cell above zero and another below: only the sum means anything).</summary>
+    public void Add(int delta) => Interlocked.Add(ref _cells[((Thread.GetCurrentProcessorId() & (s_cells - 1)) + 1) * Stride], delta);
+}
