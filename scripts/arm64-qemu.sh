@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CPU intrinsics backend's Arm code on linux-arm64, under qemu-user emulation (Debian's qemu-user-static), on an
-# x64 machine: publishes tests/CachedAes.Arm64Probe self-contained for linux-arm64 and for the host, runs
+# x64 machine: publishes tests/lanes/CachedAes.Arm64Probe self-contained for linux-arm64 and for the host, runs
 #   the host build with the platform backend and with CACHEDAES_USE_CPU_INTRINSICS=1 (AES-NI),
 #   the arm64 build under qemu-aarch64-static with the platform backend (arm64 OpenSSL) and with the variable (Arm AES),
 # and checks that the arm64 run with the variable selected CpuIntrinsics on Arm's instructions, that every run passes
@@ -30,7 +30,7 @@ apt_install arm64-qemu --log "$out.apt.log" "${missing[@]}" || exit 2
 
 rm -rf "$out"
 for rid in linux-arm64 linux-x64; do
-  dotnet publish "$repo/tests/CachedAes.Arm64Probe" -c Release -r "$rid" --self-contained \
+  dotnet publish "$repo/tests/lanes/CachedAes.Arm64Probe" -c Release -r "$rid" --self-contained \
     -p:CachedAesTargetFrameworks=net10.0 -o "$out/$rid" >"$out.$rid.publish.log" 2>&1 \
     || { echo "arm64-qemu: publishing for $rid failed (see $out.$rid.publish.log)" >&2; exit 2; }
 done

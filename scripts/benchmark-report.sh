@@ -16,8 +16,8 @@
 #                      adds "CachedAes before" columns and the target "no CachedAes case slower than before"
 #   -- ARGS            passed to the benchmark program, e.g. `-- --filter '*Steady*'`, `-- --no-net11`
 #
-# Environment: BENCHMARK_REPORT_DIR (default docs) for the outputs (benchmarks.md, .png, and .json: the
-# BenchmarkDotNet export the page was made from, for a later --baseline); the intermediate files go to
+# Environment: BENCHMARK_REPORT_DIR (default docs) for the outputs (benchmarks.md, .png, and .json: the fields of the
+# BenchmarkDotNet export the page was made from that a later --baseline reads); the intermediate files go to
 # artifacts/benchmark-report/ (BenchmarkDotNet's own results and log under bdn/).
 # Tools: the .NET SDK (the suite lays out the .NET 11 runtime itself, from NuGet), python3, gnuplot, and for the
 # breakdown a C compiler with OpenSSL's headers and valgrind. Missing Debian packages (python3, gnuplot-nox; gcc,
@@ -106,22 +106,45 @@ fi
 echo "== 3/3 report and chart" >&2
 python3 scripts/benchmark_report.py --work "$work" --out "$out_dir/benchmarks.md" --chart "$out_dir/benchmarks.png" \
   --label "$label" "${baseline_args[@]}"
+# The BenchmarkDotNet export the page was made from, for a later --baseline: the quick mode measures each runtime in a
+# process of its own (QuickRun.cs), each with its own export, so the rows of both go into one file. Only what
+# scripts/benchmark_report.py reads is kept (the host, and each case's names, parameters, job, mean, median, standard
+# error, count and allocation): the full export, every measurement of every case, stays in the work folder.
 export_json=$(ls -t "$work"/bdn/results/*-report-brief.json 2>/dev/null | head -n 1 || true)
 if [ -n "$export_json" ]; then
-  cp "$export_json" "$out_dir/benchmarks.json"
-elif compgen -G "$work/bdn/net1[01]/results/*-report-brief.json" >/dev/null; then
-  # The quick mode measures each runtime in a process of its own (QuickRun.cs), each with its own export: one file
-  # with both runtimes' rows, so that a later --baseline reads them all.
-  python3 - "$out_dir/benchmarks.json" "$work"/bdn/net1[01]/results/*-report-brief.json <<'PY'
+  exports=("$export_json")
+else
+  exports=()
+  for f in "$work"/bdn/net1[01]/results/*-report-brief.json; do
+    [ -f "$f" ] && exports+=("$f")
+  done
+fi
+if [ "${#exports[@]}" -gt 0 ]; then
+  python3 - "$out_dir/benchmarks.json" "${exports[@]}" <<'PY'
 import json, sys
 merged = None
 for path in sys.argv[2:]:
     data = json.load(open(path))
     if merged is None:
-        merged = data
-    else:
-        merged["Benchmarks"] += data.get("Benchmarks", [])
-json.dump(merged, open(sys.argv[1], "w"), indent=2)
+        merged = {"Title": data.get("Title"), "HostEnvironmentInfo": data.get("HostEnvironmentInfo", {}), "Benchmarks": []}
+    merged["Benchmarks"] += data.get("Benchmarks", [])
+kept_statistics = ("N", "Mean", "Median", "StandardError")
+for i, b in enumerate(merged["Benchmarks"]):
+    stats = b.get("Statistics") or {}
+    memory = b.get("Memory") or {}
+    merged["Benchmarks"][i] = {
+        "DisplayInfo": b.get("DisplayInfo"), "Type": b.get("Type"), "Method": b.get("Method"),
+        "Parameters": b.get("Parameters", ""),
+        "Statistics": {k: stats[k] for k in kept_statistics if k in stats} or None,
+        "Memory": {"BytesAllocatedPerOperation": memory["BytesAllocatedPerOperation"]}
+        if "BytesAllocatedPerOperation" in memory else None,
+    }
+# One case per line, so that a diff between two runs shows which cases changed.
+with open(sys.argv[1], "w") as out:
+    out.write('{"Title": %s,\n "HostEnvironmentInfo": %s,\n "Benchmarks": [\n' % (
+        json.dumps(merged["Title"]), json.dumps(merged["HostEnvironmentInfo"])))
+    out.write(",\n".join("  " + json.dumps(b) for b in merged["Benchmarks"]))
+    out.write("\n ]}\n")
 PY
 fi
 # The chart's data and gnuplot script stay with the intermediate files.

@@ -5,7 +5,7 @@
 #  1. Packs src/CachedAes, src/CachedAes.IdentityModel and src/CachedAes.DataProtection (Release, one version) into a
 #     fresh local folder and checks each .nupkg and .snupkg (files, license expression, readme, repository commit,
 #     release notes, dependencies).
-#  2. Restores samples/PackageConsumerCheck, which references the package by id and version only,
+#  2. Restores tests/lanes/consumers/PackageConsumerCheck, which references the package by id and version only,
 #     with CachedAes mapped to that folder alone and a private NuGet packages folder (so no
 #     cached copy of the same version can stand in), then runs it and checks its output.
 #  3. Publishes the sample trimmed and self-contained, with zero warnings, and runs that binary.
@@ -15,11 +15,11 @@
 #  5. The integration packages as README.md says to install and use them. In a fresh folder, a new worker app
 #     (`dotnet new worker`) runs README.md's Install lines as written (only the package folder, ~/cachedaes-feed there, is
 #     this run's), and gets README.md's two one-liners, with their `using` lines, extracted into a generated C# file (class ReadmeLines) beside
-#     samples/IntegrationConsumerCheck/Program.cs; it must restore and build without a warning. That app then shares a
-#     Data Protection key ring with samples/StockDataProtectionCheck, a stock app without CachedAes: the stock app makes
+#     tests/lanes/consumers/IntegrationConsumerCheck/Program.cs; it must restore and build without a warning. That app then shares a
+#     Data Protection key ring with tests/lanes/consumers/StockDataProtectionCheck, a stock app without CachedAes: the stock app makes
 #     the ring, the CachedAes app reads it (on CachedAes from the first payload) and writes, each rotates the key once,
 #     each reads everything the other wrote; and the same with the CachedAes app first. No key may name CachedAes. The
-#     net11.0 run builds samples/IntegrationConsumerCheck itself (packages by id and version) with the same
+#     net11.0 run builds tests/lanes/consumers/IntegrationConsumerCheck itself (packages by id and version) with the same
 #     generated file, and the stock app reads its ring. (Not published trimmed or native AOT: IdentityModel and Data
 #     Protection themselves are not trimming-safe.)
 #  Steps 2-4 run twice (and step 5 in its two forms): the sample as a net10.0 app (it gets lib/net10.0, runs on .NET 10) and as a
@@ -47,12 +47,12 @@ set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 project="$repo/src/CachedAes/CachedAes.csproj"
 integration_ids=(CachedAes.IdentityModel CachedAes.DataProtection)
-sample_dir="$repo/samples/PackageConsumerCheck"
+sample_dir="$repo/tests/lanes/consumers/PackageConsumerCheck"
 sample="$sample_dir/PackageConsumerCheck.csproj"
 sample_bin=PackageConsumerCheck
-integration_dir="$repo/samples/IntegrationConsumerCheck"
+integration_dir="$repo/tests/lanes/consumers/IntegrationConsumerCheck"
 integration_sample="$integration_dir/IntegrationConsumerCheck.csproj"
-stock_dp_sample="$repo/samples/StockDataProtectionCheck/StockDataProtectionCheck.csproj"
+stock_dp_sample="$repo/tests/lanes/consumers/StockDataProtectionCheck/StockDataProtectionCheck.csproj"
 
 work_is_temp=0
 if [[ -n "${CACHEDAES_CONSUMER_WORK:-}" ]]; then
@@ -117,8 +117,8 @@ nupkg_hash() { python3 -c 'import sys, hashlib, base64; print(base64.b64encode(h
 
 # Warnings that a build or publish printed (MSBuild's "file(line): warning CODE: text" form), except NuGet's audit
 # warnings NU1901-NU1904 (a package in the graph has a known advisory): those say nothing about the package under test
-# and may appear any day on nuget.org, so they are shown as ADVISORY lines on standard error and not counted; the samples
-# keep them warnings too (WarningsNotAsErrors in their project files). docs/dependencies.md says what to do about one.
+# and may appear any day on nuget.org, so they are shown as ADVISORY lines on standard error and not counted; the consumer
+# checks keep them warnings too (WarningsNotAsErrors in their project files). docs/dependencies.md says what to do about one.
 warnings_in() {
   grep -E ': warning NU190[1-4]:' "$1" | sort -u | sed 's/^/ADVISORY (a warning, not a failure): /' >&2
   grep -E ': warning [A-Z]+[0-9]+' "$1" | grep -vE ': warning NU190[1-4]:' | sort -u
@@ -535,14 +535,14 @@ ring_step() {
 stock_dll=
 build_stock_app() {
   [[ -n "$stock_dll" ]] && return 0
-  rm -rf "$repo/samples/StockDataProtectionCheck/bin" "$repo/samples/StockDataProtectionCheck/obj"
+  rm -rf "$repo/tests/lanes/consumers/StockDataProtectionCheck/bin" "$repo/tests/lanes/consumers/StockDataProtectionCheck/obj"
   if run stock-build dotnet build "$stock_dp_sample" -c Release -o "$work/stock-app"; then
     local w
     w=$(warnings_in "$logs/stock-build.log")
-    [[ -z "$w" ]] || { fail "samples/StockDataProtectionCheck build printed warnings:"; echo "$w"; }
+    [[ -z "$w" ]] || { fail "tests/lanes/consumers/StockDataProtectionCheck build printed warnings:"; echo "$w"; }
     stock_dll="$work/stock-app/StockDataProtectionCheck.dll"
   else
-    fail "samples/StockDataProtectionCheck build failed"
+    fail "tests/lanes/consumers/StockDataProtectionCheck build failed"
     return 1
   fi
 }
@@ -622,7 +622,7 @@ consume_readme() {
   [[ "$expected_backend" == any || "$backend" == "$expected_backend" ]] || fail "the README app's backend is '$backend', expected '$expected_backend'"
 }
 
-# consume_integrations TFM: samples/IntegrationConsumerCheck itself (packages by id and version) as a TFM app, with
+# consume_integrations TFM: tests/lanes/consumers/IntegrationConsumerCheck itself (packages by id and version) as a TFM app, with
 # README's one-liners, on a ring of its own that the stock app then reads.
 consume_integrations() {
   local tfm=$1 tag="integrations-$1"

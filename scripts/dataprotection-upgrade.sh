@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Data Protection key ring across CachedAes versions and shared with an application without CachedAes. UseCachedAes()
 # writes nothing naming CachedAes into the key ring (docs/integrations.md), so every pairing below must read every payload.
-# This builds tests/CachedAes.DataProtection.UpgradeCheck against CachedAes built as this release, as the next minor and
+# This builds tests/lanes/CachedAes.DataProtection.UpgradeCheck against CachedAes built as this release, as the next minor and
 # as the next major release (VersionPrefix set for each, so each has its own assembly version; each build in its own
 # folder), and once without CachedAes at all (-p:CachedAesStockOnly=true: stock Data Protection, the package removed).
 # Then builds write key rings and payloads and other builds read them:
@@ -15,7 +15,7 @@
 # Prints PASS/FAIL lines and "dataprotection-upgrade: N passed, N failed, N skipped"; exits non-zero on a failure.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-app="$repo/tests/CachedAes.DataProtection.UpgradeCheck/CachedAes.DataProtection.UpgradeCheck.csproj"
+app="$repo/tests/lanes/CachedAes.DataProtection.UpgradeCheck/CachedAes.DataProtection.UpgradeCheck.csproj"
 legacy="$repo/tests/CachedAes.DataProtection.Tests/LegacyKeyRing"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cachedaes-dp-upgrade.XXXXXX")
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1

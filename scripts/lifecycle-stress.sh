@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lifecycle races as plain programs (tests/CachedAes.Stress, mode "lifecycle"), each under both of glibc's heap
+# The lifecycle races as plain programs (tests/lanes/CachedAes.Stress, mode "lifecycle"), each under both of glibc's heap
 # checkers: plain glibc (its tcache checks abort on "unaligned tcache chunk" when a freed small block is written, as a
 # key rewrite into released key memory did) and the debug allocator (MALLOC_CHECK_=3 from libc_malloc_debug.so, which
 # checks other things and misses that one). Freed memory is filled with garbage (MALLOC_PERTURB_) under both.
@@ -19,9 +19,9 @@ out=artifacts/lifecycle-stress
 rm -rf "$out"
 mkdir -p "$out"
 
-dotnet build tests/CachedAes.Stress -c Release > "$out/build.log" 2>&1 \
+dotnet build tests/lanes/CachedAes.Stress -c Release > "$out/build.log" 2>&1 \
   || { tail -30 "$out/build.log"; echo "lifecycle-stress: 0 passed, 1 failed, 0 skipped"; exit 1; }
-app=tests/CachedAes.Stress/bin/Release/net10.0/CachedAes.Stress.dll
+app=tests/lanes/CachedAes.Stress/bin/Release/net10.0/CachedAes.Stress.dll
 malloc_debug=$(ls /lib/x86_64-linux-gnu/libc_malloc_debug.so.0 /usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null | head -n 1)
 
 passed=0; failed=0; skipped=0

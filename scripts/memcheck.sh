@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The memory-error detector: the finalization stress, the drop-a-transform shapes and the lifecycle races
-# (tests/CachedAes.Stress) under valgrind's memcheck, with the collector running constantly, over the OpenSSL backend.
+# (tests/lanes/CachedAes.Stress) under valgrind's memcheck, with the collector running constantly, over the OpenSSL backend.
 #
 #   bash scripts/memcheck.sh
 #
@@ -28,9 +28,9 @@ if ! command -v valgrind >/dev/null 2>&1; then
     || { echo "memcheck: valgrind is missing and could not be installed"; echo "memcheck: 0 passed, 1 failed, 0 skipped"; exit 1; }
 fi
 
-dotnet build tests/CachedAes.Stress -c Release > "$out/build.log" 2>&1 \
+dotnet build tests/lanes/CachedAes.Stress -c Release > "$out/build.log" 2>&1 \
   || { tail -30 "$out/build.log"; echo "memcheck: 0 passed, 1 failed, 0 skipped"; exit 1; }
-app=tests/CachedAes.Stress/bin/Release/net10.0/CachedAes.Stress.dll
+app=tests/lanes/CachedAes.Stress/bin/Release/net10.0/CachedAes.Stress.dll
 
 passed=0; failed=0
 check() { # check <name> <program arguments...>

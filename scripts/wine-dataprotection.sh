@@ -3,7 +3,7 @@
 #
 #   bash scripts/wine-dataprotection.sh
 #
-# Publishes tests/CachedAes.DataProtection.WineCheck self-contained for win-x64 (.NET 10 and ASP.NET Core 10, whose
+# Publishes tests/lanes/CachedAes.DataProtection.WineCheck self-contained for win-x64 (.NET 10 and ASP.NET Core 10, whose
 # win-x64 runtime packs restore from the package source), creates a fresh Wine prefix and runs it twice, as Windows 7
 # and as Windows 10, with the Wine lane's settings (scripts/wine-lane.sh). In one key ring made by stock's default
 # configuration, and in one made by UseCachedAes(), the program reports which authenticated encryptor each application
@@ -30,9 +30,9 @@ wine_install wine-dataprotection.sh "$out/apt.log" \
 
 # net10.0 only (CachedAesTargetFrameworks): the development machines' package source has no .NET 11 win-x64 runtime
 # packs (see CONTRIBUTING.md).
-dotnet publish tests/CachedAes.DataProtection.WineCheck -c Release -r win-x64 --self-contained \
+dotnet publish tests/lanes/CachedAes.DataProtection.WineCheck -c Release -r win-x64 --self-contained \
   -p:CachedAesTargetFrameworks=net10.0 -o "$out/app" > "$out/publish.log" 2>&1 \
-  || { tail -30 "$out/publish.log"; setup_failed "publishing tests/CachedAes.DataProtection.WineCheck for win-x64 failed"; }
+  || { tail -30 "$out/publish.log"; setup_failed "publishing tests/lanes/CachedAes.DataProtection.WineCheck for win-x64 failed"; }
 
 wine_prefix "$out/prefix" "$out/wineboot.log" || setup_failed "creating the Wine prefix failed"
 

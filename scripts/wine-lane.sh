@@ -3,7 +3,7 @@
 #
 #   bash scripts/wine-lane.sh
 #
-# Installs Debian's Wine if missing (apt-get; Debian 12 has Wine 8.0), publishes tests/CachedAes.WineTests as a
+# Installs Debian's Wine if missing (apt-get; Debian 12 has Wine 8.0), publishes tests/lanes/CachedAes.WineTests as a
 # self-contained win-x64 app, creates a fresh Wine prefix, and runs the app twice: as Wine reports itself by default
 # (Windows 7: CNG on opened AES providers) and after switching the prefix to Windows 10 (CNG on the algorithm
 # pseudo-handles). Each run prints "wine: N passed, N failed, N skipped"; this script ends with their sum,
@@ -39,9 +39,9 @@ phase "installing Wine"
 # CachedAes's net10.0 build on .NET 10: CachedAesTargetFrameworks=net10.0 keeps the library's net11.0 build out of
 # this restore, which would otherwise want .NET 11's win-x64 runtime packs (the development machines'
 # package source has linux-x64 ones only; see CONTRIBUTING.md).
-dotnet publish tests/CachedAes.WineTests -c Release -r win-x64 --self-contained -p:CachedAesTargetFrameworks=net10.0 \
+dotnet publish tests/lanes/CachedAes.WineTests -c Release -r win-x64 --self-contained -p:CachedAesTargetFrameworks=net10.0 \
   -o "$out/app" > "$out/publish.log" 2>&1 \
-  || { tail -30 "$out/publish.log"; setup_failed "publishing tests/CachedAes.WineTests for win-x64 failed"; }
+  || { tail -30 "$out/publish.log"; setup_failed "publishing tests/lanes/CachedAes.WineTests for win-x64 failed"; }
 phase "publishing the win-x64 test app"
 
 # 3. A fresh prefix (scripts/lib/wine.sh: mscoree stays enabled, .NET's W^X mapping off, no display).

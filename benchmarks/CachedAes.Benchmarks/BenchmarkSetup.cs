@@ -128,7 +128,7 @@ internal static class BenchmarkSetup
     /// nothing changes. Under Wine 8.0 System.Management cannot work (it needs the .NET Framework's native WMI helper) and
     /// throws; after that the process crashed on its next exception (an access violation in an exception handler that
     /// Wine found in the thread's TEB exception list, then a stack overflow), every time in the main job, which stopped at
-    /// "// * Export *" with no table. That is the Wine 8.0 behaviour tests/CachedAes.WineTests/TebExceptionList.cs works
+    /// "// * Export *" with no table. That is the Wine 8.0 behaviour tests/lanes/CachedAes.WineTests/TebExceptionList.cs works
     /// around: an exception that leaves through native frames can leave an entry there that points into dead stack. Told
     /// that there is no hypervisor, BenchmarkDotNet never loads System.Management. (BenchmarkDotNet 0.14 has no setting
     /// for this; the property's setter is protected, hence reflection. If a later version drops the property, this does

@@ -11,7 +11,7 @@ namespace CachedCryptography.DataProtection.Tests;
 /// <summary>
 /// A key ring written by the package's first <c>UseCachedAes()</c> (which set <c>UseCustomCryptographicAlgorithms</c> with
 /// CachedAes's type, so its key names <c>CachedCryptography.CachedAes, CachedAes, Version=0.0.0.0, ...</c>): the folder
-/// LegacyKeyRing, one key and seven payloads that tests/CachedAes.DataProtection.UpgradeCheck wrote with that release
+/// LegacyKeyRing, one key and seven payloads that tests/lanes/CachedAes.DataProtection.UpgradeCheck wrote with that release
 /// (application and purpose "upgrade-check"; <c>payloads.txt</c> holds each plaintext in hex and its payload in base64).
 /// It keeps working with today's package, and docs/integrations.md's way off it (the key's algorithm rewritten to
 /// <c>Aes</c>) gives a ring that stock Data Protection reads.

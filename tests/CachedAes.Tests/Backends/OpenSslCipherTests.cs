@@ -3,7 +3,6 @@ using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 using CachedCryptography.Backends.OpenSsl;
-using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Backends;
 

@@ -39,7 +39,7 @@ public static partial class BackendData
 
     /// <summary>
     /// Whether stock <see cref="System.Security.Cryptography.Aes"/> CFB works here (CachedAes's CFB is stock's). True for
-    /// this project; the Wine lane's own BackendData (tests/CachedAes.WineTests) says false, and the random tests then
+    /// this project; the Wine lane's own BackendData (tests/lanes/CachedAes.WineTests) says false, and the random tests then
     /// leave CFB out: Wine 8.0's bcrypt has no CFB, so stock CFB itself fails there.
     /// </summary>
     public static bool StockCfbWorks => true;

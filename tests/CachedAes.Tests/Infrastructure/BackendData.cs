@@ -7,7 +7,7 @@ namespace CachedCryptography.Tests.Infrastructure;
 
 /// <summary>
 /// The CachedAes instances every contract test runs against, by name. This part is compiled into this project and,
-/// linked, into the Wine lane's app (tests/CachedAes.WineTests), so the linked contract suite compiles unchanged there;
+/// linked, into the Wine lane's app (tests/lanes/CachedAes.WineTests), so the linked contract suite compiles unchanged there;
 /// each project's <c>BackendData.Backends.cs</c> supplies its own table (<c>s_factories</c>), its
 /// <c>IsolatedBackend</c> and <c>StockCfbWorks</c>. Here, adding a backend is one line in that table (for example
 /// <c>["SimulatedCng"] = () =&gt; new SimulatedCngBackend()</c>).

@@ -1,8 +1,18 @@
 using System;
 
-namespace CachedCryptography.Tests.Infrastructure;
+namespace CachedCryptography.Tests;
 
-// [OpenSslFact] is in OpenSslFactAttribute.cs (namespace CachedCryptography.Tests, linked into the Wine lane too).
+// The attributes for tests that need OpenSSL, both here: a test in any CachedCryptography.Tests.* namespace sees them
+// without a using directive. The Wine lane's app links this file too (tests/lanes/CachedAes.WineTests).
+
+/// <summary>Runs only where the OpenSSL backend is the platform's (Linux); elsewhere it is reported as skipped.</summary>
+public sealed class OpenSslFactAttribute : FactAttribute
+{
+    public OpenSslFactAttribute()
+    {
+        Skip = OpenSslPlatform.SkipReason("The OpenSSL backend is used on Linux only.");
+    }
+}
 
 /// <summary>A theory that runs only on Linux, where libcrypto.so.3 provides the reference; elsewhere it is reported as skipped.</summary>
 public sealed class OpenSslTheoryAttribute : TheoryAttribute

@@ -27,8 +27,8 @@ public class KeyChangeRaceTests
 
         // Each round: the caller makes eight one-shots of all four modes and directions (eight hand-backs, each racing
         // the key change's sweep), the key change starts after a random spin within about the time those calls take.
-        // Before the hand-back read the version after its store, 1 round in a few thousand left a handle of the old key
-        // cached (measured on the 2-core development VM: 1 in 5,300-6,800 rounds).
+        // Before the hand-back read the version after its store, some rounds left a handle of the old key cached (how
+        // often: docs/design-notes.md, "Races between owners", item 9).
         const int MaxRounds = 1_000_000;
         int go = 0, done = 0, stale = 0, rounds = 0;
         var caller = new Thread(() =>

@@ -59,7 +59,7 @@ public enum LifecycleOp
 /// the task and lock operations it rewrites, and the failures are heap corruption that only the process's allocator or a
 /// memory checker can see. So the harness is run in the test suite (plain glibc, where a freed small block that is
 /// written aborts the process), under glibc's debug allocator and under valgrind's memcheck (<c>.ci/run</c>,
-/// <c>scripts/memcheck.sh</c>), and for minutes at a time by <c>tests/CachedAes.Stress</c>.</para>
+/// <c>scripts/memcheck.sh</c>), and for minutes at a time by <c>tests/lanes/CachedAes.Stress</c>.</para>
 /// <para>Outputs: every key an instance is given comes from four fixed keys, and each call's output must be stock's for
 /// one of them. Operations that give the instance a key nobody chose (<c>Dispose</c>, after which a use generates one as
 /// stock does; <c>KeySize</c>; <c>GenerateKey</c>) make other outputs possible: those are counted, not failed, and only

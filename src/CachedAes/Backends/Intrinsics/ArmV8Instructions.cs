@@ -8,9 +8,8 @@ namespace CachedCryptography.Backends.Intrinsics;
 /// <summary>
 /// <see cref="IArmAesPrimitives"/> on the processor: <see cref="ArmAes"/> (the Armv8 Cryptography Extension's AES
 /// instructions) and <see cref="AdvSimd.Arm64"/> (64-bit Arm). Compiled everywhere, used only on 64-bit Arm with the
-/// AES extension. Run on linux-arm64 under qemu-user emulation only (scripts/arm64-qemu.sh: a probe with the self-test
-/// and known answers, not the test suite), never on Arm hardware. See docs/design.md, "Hardware AES backend (opt-in):
-/// the CPU's AES instructions".
+/// AES extension. scripts/arm64-qemu.sh runs it under emulation; what has run where, and what has not, is in
+/// docs/design.md, "Hardware AES backend (opt-in): the CPU's AES instructions".
 /// </summary>
 internal readonly struct ArmV8Instructions : IArmAesPrimitives
 {

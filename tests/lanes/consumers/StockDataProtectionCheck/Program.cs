@@ -1,6 +1,6 @@
 // The stock side of the consumer test's shared Data Protection key ring (scripts/consumer-test.sh): Data Protection as
 // stock configures it, in an app without CachedAes. StockDataProtectionCheck RING [rotate] unprotects every payload the
-// CachedAes app (samples/IntegrationConsumerCheck) left in RING/cached.txt, makes a new key first when the second argument
+// CachedAes app (tests/lanes/consumers/IntegrationConsumerCheck) left in RING/cached.txt, makes a new key first when the second argument
 // is "rotate", protects payloads of its own into RING/stock.txt (making the ring if there is none), and checks that no
 // key in the ring names CachedAes and that no CachedAes assembly is loaded. Prints "stock-check: OK" and exits 0, or each
 // failure and exits 1.

@@ -3,7 +3,7 @@
 // a generated C# file (static class ReadmeLines) beside this file. With them, this app:
 //  - makes and reads JWE tokens between IdentityModel switched to CachedAes and a stock factory, both ways;
 //  - shares the Data Protection key ring in folder RING (the first argument) with an app without CachedAes
-//    (samples/StockDataProtectionCheck): it unprotects every payload that app left in RING/stock.txt, each on CachedAes
+//    (tests/lanes/consumers/StockDataProtectionCheck): it unprotects every payload that app left in RING/stock.txt, each on CachedAes
 //    (counted with the CachedAes meter, so an existing ring runs on CachedAes from the first payload), makes a new key
 //    first when the second argument is "rotate", protects payloads of its own into RING/cached.txt, and checks that no
 //    key in the ring names CachedAes.

@@ -1,5 +1,5 @@
 // The packed-package consumer check (scripts/consumer-test.sh), not a usage example (that is
-// samples/CachedAes.Usage): a consumer of the CachedAes package: encrypts with CachedAes, decrypts with stock Aes.Create()
+// samples/QuickStart): a consumer of the CachedAes package: encrypts with CachedAes, decrypts with stock Aes.Create()
 // (and the other way round), and compares. Prints "consumer-check: OK" and exits 0 when every
 // result matches; prints each mismatch and exits 1 otherwise.
 using System;

@@ -46,7 +46,7 @@ public sealed class DiagnosticsTests
     }
 
     // Runs in the Windows and macOS CI jobs: there the real CNG / CommonCrypto must need no fallback.
-    // (Wine, which does need one for CBC, is covered by tests/CachedAes.WineTests.)
+    // (Wine, which does need one for CBC, is covered by tests/lanes/CachedAes.WineTests.)
     [EnvironmentFact(Needs.WindowsOrMacOS | Needs.StockNotForced)]
     public void On_windows_and_macos_the_real_library_passes_the_self_test_for_both_modes()
     {

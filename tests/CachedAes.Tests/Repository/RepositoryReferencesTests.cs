@@ -8,21 +8,26 @@ using System.Text.RegularExpressions;
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// The documentation names only what exists: every <c>*.cs</c> file named in the Markdown pages, in the XML docs and
-/// comments of the C# sources (whole-line, after code, and <c>/* */</c>), in the comments of the scripts and of the
-/// project files, and every relative Markdown link, resolves to a file or folder of the repository. (A page that cites a
-/// file after it was renamed or merged away misleads the next reader; this fails instead.)
+/// The documentation names only what exists: every source file, page or script (<c>*.cs</c>, <c>*.md</c>,
+/// <c>*.sh</c>, <c>*.py</c>) named in the Markdown pages, in the XML docs and comments of the C# sources (whole-line,
+/// after code, and <c>/* */</c>), in the comments of the scripts and of the project files, and every relative Markdown
+/// link, resolves to a file or folder of the repository. (A page that cites a file after it was renamed or merged away,
+/// or a file that was never in the repository, misleads the next reader; this fails instead.) Names inside URLs are
+/// not checked.
 /// </summary>
 public sealed partial class RepositoryReferencesTests
 {
     private static readonly string s_root = FindRoot();
 
-    private static readonly List<string> s_files = [.. Files("*.cs")];
+    private static readonly List<string> s_files = [.. Files("*.cs"), .. Files("*.md"), .. Files("*.sh"), .. Files("*.py")];
 
     private static readonly HashSet<string> s_fileNames = [.. s_files.Select(Path.GetFileName).OfType<string>()];
 
     // docs/mutation.md records the first mutation runs on the files as they were named then, and says so.
     private static readonly HashSet<string> s_formerNames = ["KeyedHandles.cs", "KeyBox.cs"];
+
+    // Files that tools write when they run, named where the pages say what the tools produce.
+    private static readonly HashSet<string> s_generatedNames = ["CachedAes-short-comparison.md"];
 
     public static TheoryData<string> Pages
     {
@@ -42,9 +47,15 @@ public sealed partial class RepositoryReferencesTests
     [MemberData(nameof(Pages))]
     public void Every_source_file_and_relative_link_a_page_names_exists(string page)
     {
-        string text = File.ReadAllText(Path.Combine(s_root, page));
-        string folder = Path.GetDirectoryName(Path.Combine(s_root, page))!;
-        List<string> missing = [.. CsNames(text).Where(name => !NameExists(name, folder))];
+        List<string> missing = MissingInPage(Path.Combine(s_root, page), File.ReadAllText(Path.Combine(s_root, page)));
+        Assert.True(missing.Count == 0, $"{page} names what does not exist: {string.Join(", ", missing.Distinct())}");
+    }
+
+    // The names and relative links of a Markdown page that do not exist.
+    private static List<string> MissingInPage(string page, string text)
+    {
+        string folder = Path.GetDirectoryName(page)!;
+        List<string> missing = [.. Names(text).Where(name => !NameExists(name, folder))];
         foreach (Match link in MarkdownLink().Matches(text))
         {
             string target = link.Groups[1].Value.Split('#')[0];
@@ -55,7 +66,7 @@ public sealed partial class RepositoryReferencesTests
             }
         }
 
-        Assert.True(missing.Count == 0, $"{page} names what does not exist: {string.Join(", ", missing.Distinct())}");
+        return [.. missing.Distinct()];
     }
 
     [Fact]
@@ -85,6 +96,20 @@ public sealed partial class RepositoryReferencesTests
         Assert.True(NameExists("src/CachedAes/Core/KeyEpoch.cs", Path.Combine(s_root, "docs")));
         Assert.True(NameExists("KeyEpoch.Slots.cs", Path.Combine(s_root, "docs")));
 
+        // Pages and scripts count as well as sources: a page that is not in the repository is reported, wherever it
+        // is named, and one that is (by its name, or by its path from the root or the naming file) is not. A name
+        // inside a URL is not a file of the repository and is not checked.
+        Assert.Equal(["no-such-page.md", "docs/no-such-notes.md", "scripts/no-such-script.sh", "no_such_tool.py"], MissingIn(seam, """
+            // The table in no-such-page.md and docs/no-such-notes.md; run scripts/no-such-script.sh or no_such_tool.py.
+            // Present: design-notes.md, docs/design.md, ../../../docs/design.md, scripts/lib/wine.sh, memcheck_errors.py.
+            // https://example.com/repo/blob/main/docs/elsewhere.md
+            """));
+        string page = Path.Combine(s_root, "docs", "planted.md");
+        Assert.Equal(["no-such-page.md", "](no-such-page.md)", "](../no-such-folder)"], MissingInPage(page, """
+            See no-such-page.md, [link](no-such-page.md), [dir](../no-such-folder), [ok](design.md), [up](../README.md),
+            scripts/consumer-test.sh and [away](https://example.com/x/no-such-page-either.md).
+            """));
+
         // C#: comments after code and block comments count; the same text in a string literal is not a comment.
         string source = """
             int a = 1; // see AfterCode.cs
@@ -101,16 +126,17 @@ public sealed partial class RepositoryReferencesTests
 
         // Scripts: # comments, whole-line or after code; not a # inside quotes or in $# and ${#x}.
         string script = Path.Combine(s_root, "scripts", "planted.sh");
-        Assert.Equal(["Whole.cs", "AfterCommand.cs"], MissingIn(script, """
+        Assert.Equal(["Whole.cs", "AfterCommand.cs", "whole-page.md"], MissingIn(script, """
             # Whole.cs
             echo "# Quoted.cs" ${#x} $# # AfterCommand.cs
             cp Code.cs there
+            # whole-page.md; lib/wine.sh is scripts/lib/wine.sh; $work/made-at-run-time.md and ${out}/made.md are not
             """));
 
         // Project files: XML comments; attribute values such as Link="Linked/..." are not references.
         string project = Path.Combine(s_root, "tests", "CachedAes.Tests", "Planted.csproj");
-        Assert.Equal(["InComment.cs"], MissingIn(project, """
-            <!-- InComment.cs, Infrastructure/Vectors.cs -->
+        Assert.Equal(["InComment.cs", "InComment.md"], MissingIn(project, """
+            <!-- InComment.cs, Infrastructure/Vectors.cs, InComment.md, docs/design.md -->
             <Compile Include="X.cs" Link="Linked/Y.cs" />
             """));
     }
@@ -126,7 +152,7 @@ public sealed partial class RepositoryReferencesTests
         Assert.True(missing.Count == 0, $"{what} name files that do not exist: {string.Join(", ", missing.Distinct())}");
     }
 
-    // The *.cs names the commentary of a file names and that do not exist, for a C# source, a script or a project file.
+    // The file names the commentary of a file names and that do not exist, for a C# source, a script or a project file.
     private static List<string> MissingIn(string file, string text)
     {
         string commentary = Path.GetExtension(file) switch
@@ -137,7 +163,7 @@ public sealed partial class RepositoryReferencesTests
         };
         string folder = Path.GetDirectoryName(file)!;
         string? project = ProjectFolder(folder);
-        return [.. CsNames(commentary).Where(name => !NameExists(name, folder) && !InProject(name, project))];
+        return [.. Names(commentary).Where(name => !NameExists(name, folder) && !InProject(name, project))];
     }
 
     private static bool InProject(string name, string? project) =>
@@ -149,7 +175,7 @@ public sealed partial class RepositoryReferencesTests
     private static bool NameExists(string name, string folder) =>
         name.Contains('/', StringComparison.Ordinal)
             ? File.Exists(Path.Combine(s_root, name)) || File.Exists(Path.Combine(folder, name))
-            : s_fileNames.Contains(name) || s_formerNames.Contains(name);
+            : s_fileNames.Contains(name) || s_formerNames.Contains(name) || s_generatedNames.Contains(name);
 
     // The nearest folder at or above this one, inside the repository, that holds a project file.
     private static string? ProjectFolder(string folder)
@@ -277,8 +303,10 @@ public sealed partial class RepositoryReferencesTests
         return comments.ToString();
     }
 
-    private static List<string> CsNames(string text) =>
-        [.. CsName().Matches(text).Select(m => m.Value.TrimStart('/')).Where(n => !n.Contains('*', StringComparison.Ordinal))];
+    // The names of sources, pages and scripts in a text, outside URLs; not patterns such as *.cs, and not paths that
+    // start with a shell variable ($repo/..., ${out}/...), which name what a script makes or finds when it runs.
+    private static List<string> Names(string text) =>
+        [.. FileName().Matches(Url().Replace(text, " ")).Select(m => m.Value.TrimStart('/')).Where(n => !n.Contains('*', StringComparison.Ordinal))];
 
     // The scripts: everything under scripts/ that is a shell or Python script, and .ci/run.
     private static IEnumerable<string> Scripts() =>
@@ -309,8 +337,11 @@ public sealed partial class RepositoryReferencesTests
         throw new InvalidOperationException("No CachedAes.sln above the test assembly.");
     }
 
-    [GeneratedRegex(@"[A-Za-z0-9_./*-]*[A-Za-z0-9_*]\.cs\b")]
-    private static partial Regex CsName();
+    [GeneratedRegex(@"(?<![A-Za-z0-9_./*$}{-])[A-Za-z0-9_./*-]*[A-Za-z0-9_*]\.(?:cs|md|sh|py)\b")]
+    private static partial Regex FileName();
+
+    [GeneratedRegex(@"[A-Za-z][A-Za-z0-9+.-]*://[^\s)>\]""'`]*")]
+    private static partial Regex Url();
 
     [GeneratedRegex(@"\]\(([^)\s]+)\)")]
     private static partial Regex MarkdownLink();
