@@ -5,7 +5,7 @@ using CachedCryptography.Tests.Infrastructure;
 namespace CachedCryptography.Tests;
 
 /// <summary>
-/// Every bad-input row of the table in docs/stock-behaviour.md (and the core's own failures), each against stock:
+/// Every bad-input row of the table in docs/stock-compatibility.md (and the core's own failures), each against stock:
 /// stock must throw what the table says, and CachedAes exactly the same type, ParamName and (where listed) message.
 /// </summary>
 public class BadInputTests

@@ -278,7 +278,7 @@ public class TransformBadInputTests
     /// <summary>
     /// After TransformFinalBlock failed (bad padding, a partial block), the same transform is used for the next message.
     /// Stock does not return to the IV on that failure (a held-back block and the chaining state survive into the next
-    /// message: docs/stock-behaviour.md, "Transforms"): whatever stock does, CachedAes does the same.
+    /// message: docs/stock-compatibility.md, "Transforms"): whatever stock does, CachedAes does the same.
     /// </summary>
     [Theory]
     [MemberData(nameof(BackendModes))]

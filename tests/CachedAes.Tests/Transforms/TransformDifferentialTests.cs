@@ -102,7 +102,7 @@ public class TransformDifferentialTests
     /// <summary>
     /// A decryptor fed one block at a time: what each TransformBlock returns (a decryptor that removes padding holds the
     /// last block back, 0 bytes for the first block), and what TransformFinalBlock then returns, compared with stock; and
-    /// stock itself does what docs/stock-behaviour.md says.
+    /// stock itself does what docs/stock-compatibility.md says.
     /// </summary>
     [Theory]
     [MemberData(nameof(BackendModes))]
@@ -150,7 +150,7 @@ public class TransformDifferentialTests
 
                 // Stock as documented: the first block is held back exactly when padding is removed, and released by the next.
                 int expectedFirst = config.RemovesPadding ? 0 : 16;
-                Assert.True(stockCounts[0] == expectedFirst, $"stock {config}: first TransformBlock returned {stockCounts[0]}, docs/stock-behaviour.md says {expectedFirst}");
+                Assert.True(stockCounts[0] == expectedFirst, $"stock {config}: first TransformBlock returned {stockCounts[0]}, docs/stock-compatibility.md says {expectedFirst}");
                 Assert.All(stockCounts.Skip(1), n => Assert.Equal(16, n));
             }
         }
