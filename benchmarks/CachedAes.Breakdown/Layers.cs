@@ -298,7 +298,7 @@ internal sealed unsafe class Fixture : IDisposable
         private InstanceKey _key = Keyed(key);
 
         public HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
-            _key.Rent(ProcessBackend.Current, 256, mode, encrypting);
+            _key.Rent(256, mode, encrypting);
 
         public void Dispose()
         {
@@ -309,7 +309,7 @@ internal sealed unsafe class Fixture : IDisposable
 
         private static InstanceKey Keyed(byte[] key)
         {
-            var instanceKey = default(InstanceKey);
+            var instanceKey = new InstanceKey(ProcessBackend.Current);
             instanceKey.Enter();
             instanceKey.Replace(key);
             instanceKey.Exit();
