@@ -1,6 +1,4 @@
-using System;
 using System.Runtime.CompilerServices;
-using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Seam;
 
@@ -18,7 +16,7 @@ namespace CachedCryptography.Core;
 /// </remarks>
 internal sealed class HandleSlots
 {
-    /// <summary>Marks a reserved slot. Never used as a handle.</summary>
+    /// <summary>Marks a reserved slot (<see cref="BusyMarker"/>). Never used as a handle.</summary>
     internal static readonly BlockCipher Busy = new BusyMarker();
 
     /// <summary>The inline slots, used until two callers meet on one of them.</summary>
@@ -87,16 +85,4 @@ internal sealed class HandleSlots
         return 1;
     }
 
-    /// <summary>The object that marks a reserved slot.</summary>
-    private sealed class BusyMarker : BlockCipher
-    {
-        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output) =>
-            throw new InvalidOperationException("The busy marker is not a handle.");
-
-        public override CryptographicException CreateFailure() =>
-            throw new InvalidOperationException("The busy marker is not a handle.");
-
-        public override void Release() =>
-            throw new InvalidOperationException("The busy marker is not a handle.");
-    }
 }

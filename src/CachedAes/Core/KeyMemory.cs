@@ -44,12 +44,13 @@ internal sealed unsafe class KeyMemory
     internal const int PoolFloor = 64;
 
     private const int CacheCapacity = 8;
-    private const long Closed = 1;
-    private const long Held = 2;
-    private const long OneReference = 4;
-    private const long ReferenceMask = 0xFFFF_FFFC;
-    private const long OneGeneration = 1L << 32;
-    private const long GenerationMask = ~(OneGeneration - 1);
+
+    // The state word, from its lowest bit: closed (by the owner, the sweep, or a free: no new reference); held (by an
+    // owner or by a thread's cache, which the weak handle then refers to); the references readers and writers hold (bits
+    // 2-31); the generation (bits 32-63), one more each time the memory is recycled.
+    private const long Closed = 1, Held = Closed << 1, OneReference = Held << 1;
+    private const long OneGeneration = 1L << 32, GenerationMask = ~(OneGeneration - 1);
+    private const long ReferenceMask = ~GenerationMask & ~(Held | Closed);
 
     [ThreadStatic]
     private static KeyMemory?[]? t_cache;

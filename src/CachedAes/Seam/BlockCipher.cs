@@ -71,7 +71,8 @@ internal abstract class BlockCipher
 
     /// <summary>
     /// Frees the native state, or, where the backend pools contexts, cleanses (no key survives) and pools it. Called
-    /// once, by the holder, on a live object (never from a finalizer); the object is not used afterwards.
+    /// once, by the holder (for an epoch dropped without being released, by the sweep of dropped keys), on a live object,
+    /// never from a finalizer; the object is not used afterwards.
     /// </summary>
     public abstract void Release();
 

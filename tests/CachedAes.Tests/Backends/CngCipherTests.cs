@@ -66,7 +66,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
             Assert.Null(type.GetMethod("Finalize", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.DeclaredOnly));
         }
 
-        // Instances dropped with cached keys: their keys are destroyed (through FreeFromFinalizer) once collected.
+        // Instances dropped with cached keys: their keys are destroyed (by the sweep of dropped keys) once collected.
         var counted = new Infrastructure.CountingBackend(_backend);
         DropInstances(counted, 20);
         Infrastructure.TestUtil.CollectUntil(() => counted.LiveHandles == 0);
