@@ -17,7 +17,7 @@ namespace CachedCryptography.Core;
 /// one at a time, made again by its finalizer, so it is always young and each collection finalizes it) queues one sweep
 /// on the thread pool. The finalizer does nothing else: the sweep runs on a pool thread, where it may pool what it gives
 /// back. <see cref="SweepNow"/> runs one at once (tests, after they have collected).</para>
-/// <para><b>What a sweep does.</b> It trims the pool of recycled memories (<see cref="KeyMemory.TrimPool"/>). Under the
+/// <para><b>What a sweep does.</b> It trims the pool of recycled memories (<see cref="KeyMemory.TrimPool()"/>). Under the
 /// list's lock it picks the memories whose owner has not closed them and whose
 /// weak handle reads null; outside it, each is closed on its dead owner's behalf (<see cref="KeyMemory.TryCloseDropped"/>),
 /// which zeroes and recycles it, and the handles the owner left in its slots are given back to their backends

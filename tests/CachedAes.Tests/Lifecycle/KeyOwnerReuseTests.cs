@@ -90,6 +90,49 @@ public class KeyOwnerReuseTests
     }
 
     [Fact]
+    public void The_pool_of_recycled_key_memory_keeps_what_was_used_and_shrinks_once_unused()
+    {
+        // 5,000 instances never disposed: the sweep recycles their memories into the shared pool. A trim keeps what went
+        // into the pool since the last one; the next, with nothing taken or put meanwhile, frees all but the floor, and
+        // the freed memories leave the sweep's list. Clock readings one trim interval apart stand in for the waits (the
+        // sweeps the collections queue meanwhile read the real clock, which is earlier, and trim nothing).
+        CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
+        byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] expected = stock.EncryptCbc(message, iv);
+        int wrong = 0;
+        const int Interval = KeyMemory.TrimIntervalMilliseconds;
+        long now = Environment.TickCount64 + (10 * Interval);
+
+        // Two trims with nothing in between: the pool is down to its floor.
+        KeyMemory.TrimPool(now);
+        KeyMemory.TrimPool(now + Interval);
+        Assert.True(KeyMemory.Pooled <= KeyMemory.PoolFloor);
+
+        DropInstances(backend, key, iv, message, expected, 5_000, ref wrong);
+        TestUtil.CollectDropped();
+        // Fewer than 5,000 when collections came during the loop: the sweeps they queued recycled memories the loop took
+        // again.
+        int pooled = KeyMemory.Pooled;
+        Assert.True(pooled >= 1_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
+
+        // Within the interval nothing is trimmed; after it, what went in since the last trim is kept (at most the floor's
+        // worth, left from before, may go).
+        Assert.Equal(0, KeyMemory.TrimPool(now + (2 * Interval) - 1));
+        int kept = KeyMemory.TrimPool(now + (2 * Interval));
+        Assert.True(kept <= KeyMemory.PoolFloor, $"{kept} of {pooled} pooled memories freed by the trim after they were put in");
+        Assert.Equal(pooled - kept, KeyMemory.Pooled);
+        pooled = KeyMemory.Pooled;
+
+        int listed = DroppedKeys.Count;
+        int freed = KeyMemory.TrimPool(now + (3 * Interval));
+        Assert.Equal(pooled - KeyMemory.PoolFloor, freed);
+        Assert.Equal(KeyMemory.PoolFloor, KeyMemory.Pooled);
+        Assert.Equal(listed - freed, DroppedKeys.Count);
+        Assert.Equal(0, wrong);
+    }
+
+    [Fact]
     public void The_only_finalizable_types_are_the_two_callbacks_made_once_per_process()
     {
         // A finalizable object per message is what this test class guards against; any new finalizer must be argued for.
