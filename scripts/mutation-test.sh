@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 # fail a test.
 CORE_FILES=(Core/SymmetricPadding.cs Core/OneShot.cs Core/KeyWrap.cs Core/KeyEpoch.cs Core/KeyEpoch.Key.cs
   Core/KeyEpoch.Slots.cs Core/KeyEpoch.SharedSlots.cs Core/KeyEpoch.Sweep.cs Core/KeyEpoch.Stock.cs Core/KeyMemory.cs Core/InstanceKey.cs
-  Core/LifecycleLock.cs Core/HandleLease.cs
+  Core/LifecycleLock.cs Core/HandleLease.cs Core/HandleSlots.cs Core/DroppedKeys.cs
   Backends/Intrinsics/AesSchedule.cs Backends/Intrinsics/AesBlocks.cs Backends/Intrinsics/IntrinsicsCipher.cs
   Backends/Intrinsics/X86AesInstructions.cs Backends/Intrinsics/ArmAesInstructions.cs)
 # The smaller scope the CI lane runs (--ci): padding and key wrap.

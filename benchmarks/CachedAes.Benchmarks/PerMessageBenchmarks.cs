@@ -228,8 +228,9 @@ public class PerMessage
     /// An <c>Aes</c> that does nothing of its own beyond what every subclass and the native minimum need: the base
     /// class's constructor, key size check and <c>Dispose</c>; the key kept in a field of the object (no allocation;
     /// CachedAes cannot do this, the collector may move and copy such a field), zeroed on <c>Dispose</c> or, for an
-    /// instance or transform dropped without it, by a finalizer (as CachedAes's key owner is: one finalizable object per
-    /// key); and per AES-256-CBC encryption one keyless context keyed with the cipher, updated once and reset, so no
+    /// instance or transform dropped without it, by a finalizer (the plainest way a subclass zeroes a dropped key; CachedAes
+    /// used one finalizable object per key until 2026-11-27, and now finds dropped keys through weak handles after each
+    /// collection); and per AES-256-CBC encryption one keyless context keyed with the cipher, updated once and reset, so no
     /// key schedule is left behind (what CachedAes's pooled contexts do per new key). One context for the process, used
     /// by one thread at a time here (the benchmark is single-threaded). On CNG and CommonCrypto, which cannot re-key, a key
     /// or cryptor made from the key, used once and released (<see cref="PlatformFloor.EncryptCbcUnderNewKey"/>): what their

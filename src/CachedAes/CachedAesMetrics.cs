@@ -8,7 +8,8 @@ namespace CachedCryptography;
 
 /// <summary>
 /// The <see cref="Meter"/> CachedAes reports to (<c>dotnet-counters monitor --counters CachedAes</c>, OpenTelemetry's
-/// <c>AddMeter("CachedAes")</c>): how many native handles were made, re-keyed, given back and freed by a finalizer, how
+/// <c>AddMeter("CachedAes")</c>): how many native handles were made, re-keyed, given back, and given back for instances
+/// dropped without <c>Dispose</c>, how
 /// often a call found every cached handle busy, how the OpenSSL context pool served, and which backend and paths the
 /// process uses.
 /// </summary>
@@ -16,13 +17,14 @@ namespace CachedCryptography;
 /// <para>Every counter is counted where a native handle is made, re-keyed or given back, or a pooled context is taken:
 /// never on the path of a call that finds its cached handle, so the steady one-shot path costs the same with or without a
 /// listener.</para>
-/// <para>Handles freed by the finalizer of a dropped instance or transform (one never disposed) are counted by
-/// <c>cachedaes.handles.finalized</c>, an observable counter: the finalizer only adds to a static total with an
-/// interlocked increment and calls no listener (docs/design-notes.md, "Native ownership"), and a listener reads the
-/// total on its own thread when it collects observable instruments. So <c>cachedaes.handles.created</c> minus
-/// <c>cachedaes.handles.released</c> minus <c>cachedaes.handles.finalized</c> is the number of handles still held (cached
-/// in an instance or transform, or in use by a call) as of the last collection, and does not grow for code that drops
-/// instances or transforms instead of disposing them, once the collector has finalized them.</para>
+/// <para>Handles given back for a dropped instance or transform (one never disposed) are counted by
+/// <c>cachedaes.handles.finalized</c> (the name it had when a finalizer freed them; now the sweep that runs after each
+/// collection finds them), an observable counter: the sweep only adds to a static total and calls no listener, and a
+/// listener reads the total on its own thread when it collects observable instruments. So
+/// <c>cachedaes.handles.created</c> minus <c>cachedaes.handles.released</c> minus <c>cachedaes.handles.finalized</c> is the
+/// number of handles still held (cached in an instance or transform, or in use by a call) as of the last collection, and
+/// does not grow for code that drops instances or transforms instead of disposing them, once the collector has found
+/// them.</para>
 /// <para>A listener whose callback throws (on an instrument being published or on a measurement) does not make a
 /// CachedAes operation fail or leak: the exception is dropped where the measurement is recorded, so it never interrupts
 /// an operation between making a native handle and giving it an owner.</para>
@@ -63,7 +65,7 @@ public static class CachedAesMetrics
             "cachedaes.handles.finalized",
             FinalizedHandles.Total,
             "{handle}",
-            "Native AES handles freed by a finalizer because the instance or transform that held them was dropped without Dispose."));
+            "Native AES handles given back because the instance or transform that held them was dropped without Dispose (found after the collection that found it unreachable)."));
     }
 
     internal static void HandleCreated() => Count(s_created);
@@ -132,16 +134,17 @@ public static class CachedAesMetrics
     private static IEnumerable<Measurement<int>> ObserveBackend() => Volatile.Read(ref s_backend);
 
     /// <summary>
-    /// The total of handles freed by key epochs' finalizers. A class of its own, with no static constructor, so that a
-    /// finalizer counting here never runs <see cref="CachedAesMetrics"/>' static constructor, which creates the meter and
-    /// would call listeners' <see cref="MeterListener.InstrumentPublished"/> on the finalizer thread.
+    /// The total of handles given back for dropped key epochs (<see cref="Core.DroppedKeys"/>). A class of its own, with
+    /// no static constructor, so that the sweep of dropped keys, which runs after collections on a pool thread, never
+    /// runs <see cref="CachedAesMetrics"/>' static constructor, which creates the meter and would call listeners'
+    /// <see cref="MeterListener.InstrumentPublished"/> there.
     /// </summary>
     internal static class FinalizedHandles
     {
         private static long s_total;
 
-        /// <summary>Counts one handle: an interlocked increment of a static field, and nothing else.</summary>
-        internal static void Add() => Interlocked.Increment(ref s_total);
+        /// <summary>Counts <paramref name="handles"/> handles: an interlocked add to a static field, and nothing else.</summary>
+        internal static void Add(int handles) => Interlocked.Add(ref s_total, handles);
 
         /// <summary>The total so far (read by the observable counter, on the listener's thread).</summary>
         internal static long Total() => Interlocked.Read(ref s_total);

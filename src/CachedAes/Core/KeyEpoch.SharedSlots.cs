@@ -36,28 +36,28 @@ internal sealed partial class KeyEpoch
     }
 
     // A shared slot, starting at this thread's own; a handle of the call's own when every one is reserved.
-    private bool TryRentShared(BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    private bool TryRentShared(HandleSlots slots, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        BlockCipher?[] shared = Volatile.Read(ref _shared)!;
+        BlockCipher?[] shared = Volatile.Read(ref slots.Shared)!;
         int count = HandlesPerMode;
         int start = ThreadHint % count;
         for (int n = 0; n < count; n++)
         {
             int i = start + n < count ? start + n : start + n - count;
             ref BlockCipher? slot = ref shared[SharedIndex(mode, encrypting, i)];
-            if (Volatile.Read(ref slot) == s_busy)
+            if (Volatile.Read(ref slot) == HandleSlots.Busy)
             {
                 continue;
             }
 
             BlockCipher? held = Reserve(ref slot);
-            if (held == s_busy)
+            if (held == HandleSlots.Busy)
             {
                 continue;
             }
 
             // An empty shared slot: a handle still waiting in the inline slot (made before the switch) moves here.
-            held ??= TakeInline(mode, encrypting);
+            held ??= TakeInline(slots, mode, encrypting);
             if (held is not null && held.KeyVersion == Volatile.Read(ref _version))
             {
                 held.Used = true;
@@ -82,16 +82,16 @@ internal sealed partial class KeyEpoch
     }
 
     // The handle in the inline slot, if one is waiting there (the slot is left empty); null otherwise.
-    private BlockCipher? TakeInline(BlockCipherMode mode, bool encrypting)
+    private static BlockCipher? TakeInline(HandleSlots slots, BlockCipherMode mode, bool encrypting)
     {
-        ref BlockCipher? inline = ref InlineSlot(mode, encrypting);
+        ref BlockCipher? inline = ref slots.Inline(mode, encrypting);
         if (!IsHandle(Volatile.Read(ref inline)))
         {
             return null;
         }
 
         BlockCipher? held = Reserve(ref inline);
-        if (held == s_busy)
+        if (held == HandleSlots.Busy)
         {
             return null;
         }

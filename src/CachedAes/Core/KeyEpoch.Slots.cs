@@ -52,30 +52,27 @@ internal sealed partial class KeyEpoch
     // array is left empty: a slot there would share a line with the array's length, which every caller reads.
     private const int SharedStride = 8;
 
-    // Marks a reserved slot. Never used as a handle.
-    private static readonly BlockCipher s_busy = new BusyMarker();
-
-    private BlockCipher? _ecbEncrypt;
-    private BlockCipher? _ecbDecrypt;
-    private BlockCipher? _cbcEncrypt;
-    private BlockCipher? _cbcDecrypt;
-
     // False until the epoch's first handle has been made. That handle is given back (reset and pooled, on OpenSSL) when
     // its call returns, and handles are cached from the second on: a key used for one call (a new instance per message,
-    // and above all one never disposed, whose cached handle only its finalizer could free, never pool) then costs a
-    // pooled context instead of a context made and freed; a key used for more calls pays one more keying, once
-    // (docs/design-notes.md, "The first handle"). A plain field: two first calls racing may both give theirs back.
+    // and above all one never disposed) then costs a pooled context and no slots object; a key used for more calls pays
+    // one more keying, once (docs/design-notes.md, "The first handle"). A plain field: two first calls racing may both
+    // give theirs back.
     private bool _cachesHandles;
 
-    // HandlesPerMode shared slots per mode and direction, SharedStride apart, allocated the first time two callers
-    // contend; from then on the inline slots are no longer used (a handle taken from one moves to a shared slot).
-    private BlockCipher?[]? _shared;
+    // The slots, made when the epoch caches its first handle and attached to its key memory then, so that the sweep of
+    // dropped keys can give the handles back if the epoch is dropped (HandleSlots.cs). Null until then.
+    private HandleSlots? _slots;
 
     /// <summary>How many handles for <paramref name="mode"/> and direction are cached and not in use right now (a test seam).</summary>
     internal int CachedCount(BlockCipherMode mode, bool encrypting)
     {
-        int count = IsHandle(InlineSlot(mode, encrypting)) ? 1 : 0;
-        if (Volatile.Read(ref _shared) is { } shared)
+        if (Volatile.Read(ref _slots) is not { } slots)
+        {
+            return 0;
+        }
+
+        int count = IsHandle(slots.Inline(mode, encrypting)) ? 1 : 0;
+        if (Volatile.Read(ref slots.Shared) is { } shared)
         {
             for (int i = 0; i < HandlesPerMode; i++)
             {
@@ -91,7 +88,12 @@ internal sealed partial class KeyEpoch
     {
         int version = Version;
         int count = 0;
-        foreach (BlockCipher? held in (BlockCipher?[])[_ecbEncrypt, _ecbDecrypt, _cbcEncrypt, _cbcDecrypt, .. Volatile.Read(ref _shared) ?? []])
+        if (Volatile.Read(ref _slots) is not { } slots)
+        {
+            return 0;
+        }
+
+        foreach (BlockCipher? held in (BlockCipher?[])[slots.EcbEncrypt, slots.EcbDecrypt, slots.CbcEncrypt, slots.CbcDecrypt, .. Volatile.Read(ref slots.Shared) ?? []])
         {
             count += IsHandle(held) && held!.KeyVersion != version ? 1 : 0;
         }
@@ -102,7 +104,7 @@ internal sealed partial class KeyEpoch
     /// <summary>The handle cached in the inline slot for <paramref name="mode"/> and direction, or null (a test seam).</summary>
     internal BlockCipher? PeekInline(BlockCipherMode mode, bool encrypting)
     {
-        BlockCipher? held = InlineSlot(mode, encrypting);
+        BlockCipher? held = Volatile.Read(ref _slots)?.Inline(mode, encrypting);
         return IsHandle(held) ? held : null;
     }
 
@@ -113,7 +115,7 @@ internal sealed partial class KeyEpoch
     internal void Return(ref BlockCipher? slot, BlockCipher cipher)
     {
         if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && cipher.KeyVersion == Volatile.Read(ref _version)
-            && (_shared is null || !IsInlineSlot(ref slot)))
+            && (_slots!.Shared is null || !_slots.IsInline(ref slot)))
         {
             Volatile.Write(ref slot, cipher);
 
@@ -137,21 +139,77 @@ internal sealed partial class KeyEpoch
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool TryRent(BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        if (_shared is not null)
+        HandleSlots? slots = _slots;
+        if (slots is null)
         {
-            return TryRentShared(mode, encrypting, out lease);
+            return TryRentUnslotted(mode, encrypting, out lease);
         }
 
-        ref BlockCipher? slot = ref InlineSlot(mode, encrypting);
+        if (slots.Shared is not null)
+        {
+            return TryRentShared(slots, mode, encrypting, out lease);
+        }
+
+        ref BlockCipher? slot = ref slots.Inline(mode, encrypting);
         BlockCipher? held = Reserve(ref slot);
-        if (held is not null && held != s_busy && held.KeyVersion == Volatile.Read(ref _version))
+        if (held is not null && held != HandleSlots.Busy && held.KeyVersion == Volatile.Read(ref _version))
         {
             held.Used = true;
             lease = new HandleLease(this, ref slot, held);
             return true;
         }
 
-        return TryRentInlineSlow(ref slot, held, mode, encrypting, out lease);
+        return TryRentInlineSlow(slots, ref slot, held, mode, encrypting, out lease);
+    }
+
+    // No slots yet: the epoch's first handle, given back after its call (see _cachesHandles); from the second on, the
+    // slots are made (once) and attached to the key memory, and the call goes through them.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryRentUnslotted(BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    {
+        if (!_cachesHandles)
+        {
+            // Set once a first handle exists: after a failed (or thrown) first creation, the next call is the first.
+            BlockCipher? first = TryCreate(mode, encrypting);
+            if (first is null)
+            {
+                lease = default;
+                return false;
+            }
+
+            _cachesHandles = true;
+            lease = new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), first);
+            return true;
+        }
+
+        EnsureSlots();
+        return TryRent(mode, encrypting, out lease);
+    }
+
+    // The slots, made once (by a call's second handle, or a key change that moves handles here) and attached to the key
+    // memory, under a reference so the memory still belongs to this epoch: a released epoch's memory may already hold
+    // another key, and a released epoch's handles are given back by its release, not by the sweep of dropped keys.
+    private HandleSlots EnsureSlots()
+    {
+        if (Volatile.Read(ref _slots) is { } slots)
+        {
+            return slots;
+        }
+
+        _cachesHandles = true;
+        HandleSlots made = new();
+        if (Interlocked.CompareExchange(ref _slots, made, null) is { } won)
+        {
+            return won;
+        }
+
+        if (_memory.TryAddRef(_generation))
+        {
+            _memory.AttachSlots(made);
+            _memory.Release();
+        }
+
+        return made;
     }
 
     /// <summary>
@@ -175,9 +233,9 @@ internal sealed partial class KeyEpoch
     // The inline slot was empty or held a handle of an older key (this caller now holds its reservation either way), or
     // was reserved by another caller.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryRentInlineSlow(ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    private bool TryRentInlineSlow(HandleSlots slots, ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        if (held != s_busy)
+        if (held != HandleSlots.Busy)
         {
             // A key change rewrote the key after this handle was cached, and its sweep has not reached it yet.
             if (held is not null)
@@ -189,12 +247,12 @@ internal sealed partial class KeyEpoch
         }
 
         // Two callers at once: switch to the shared slots for good.
-        if (Volatile.Read(ref _shared) is null)
+        if (Volatile.Read(ref slots.Shared) is null)
         {
-            Interlocked.CompareExchange(ref _shared, new BlockCipher?[((4 * HandlesPerMode) + 1) * SharedStride], null);
+            Interlocked.CompareExchange(ref slots.Shared, new BlockCipher?[((4 * HandlesPerMode) + 1) * SharedStride], null);
         }
 
-        return TryRentShared(mode, encrypting, out lease);
+        return TryRentShared(slots, mode, encrypting, out lease);
     }
 
     // This caller holds the reservation of the empty `slot`: a new handle for it.
@@ -217,15 +275,6 @@ internal sealed partial class KeyEpoch
             Volatile.Write(ref slot, null);
             lease = default;
             return false;
-        }
-
-        if (!_cachesHandles)
-        {
-            // The epoch's first handle is given back after its call instead of being cached (see _cachesHandles).
-            _cachesHandles = true;
-            Volatile.Write(ref slot, null);
-            lease = new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), created);
-            return true;
         }
 
         lease = new HandleLease(this, ref slot, created);
@@ -257,7 +306,7 @@ internal sealed partial class KeyEpoch
         }
 
         Volatile.Write(ref slot, null);
-        if (cipher.IsFaulted || cipher.KeyVersion != Volatile.Read(ref _version) || Volatile.Read(ref _shared) is not { } shared)
+        if (cipher.IsFaulted || cipher.KeyVersion != Volatile.Read(ref _version) || Volatile.Read(ref _slots!.Shared) is not { } shared)
         {
             GiveBack(cipher);
             return;
@@ -294,51 +343,24 @@ internal sealed partial class KeyEpoch
         }
     }
 
-    // Every handle a live epoch gives up goes through here (the finalizer frees directly, counted apart).
+    // Every handle a live epoch gives up goes through here (a dropped epoch's are given back by HandleSlots, counted apart).
     private static void GiveBack(BlockCipher cipher)
     {
         cipher.Release();
         CachedAesMetrics.HandleReleased();
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private ref BlockCipher? InlineSlot(BlockCipherMode mode, bool encrypting)
-    {
-        if (mode == BlockCipherMode.Ecb)
-        {
-            return ref encrypting ? ref _ecbEncrypt : ref _ecbDecrypt;
-        }
-
-        return ref encrypting ? ref _cbcEncrypt : ref _cbcDecrypt;
-    }
-
-    private bool IsInlineSlot(ref BlockCipher? slot) =>
-        Unsafe.AreSame(ref slot, ref _ecbEncrypt) || Unsafe.AreSame(ref slot, ref _ecbDecrypt)
-        || Unsafe.AreSame(ref slot, ref _cbcEncrypt) || Unsafe.AreSame(ref slot, ref _cbcDecrypt);
-
     // A handle just put back into a slot that must not stay there: the epoch was released, or its key changed, after the
     // caller checked (the reads follow the caller's store; see the ordering argument in the remarks).
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsStale(BlockCipher cipher) => IsReleased || cipher.KeyVersion != Volatile.Read(ref _version);
 
-    private static bool IsHandle(BlockCipher? held) => held is not null && held != s_busy;
+    private static bool IsHandle(BlockCipher? held) => HandleSlots.IsHandle(held);
 
     // The object overloads of Interlocked: the generic ones run as shared generic code with a run-time type test on every
     // call, which this hot path would pay each time.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static BlockCipher? Reserve(ref BlockCipher? slot) =>
-        Unsafe.As<BlockCipher?>(Interlocked.Exchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), s_busy));
+        Unsafe.As<BlockCipher?>(Interlocked.Exchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), HandleSlots.Busy));
 
-    /// <summary>The object that marks a reserved slot.</summary>
-    private sealed class BusyMarker : BlockCipher
-    {
-        public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output) =>
-            throw new InvalidOperationException("The busy marker is not a handle.");
-
-        public override CryptographicException CreateFailure() =>
-            throw new InvalidOperationException("The busy marker is not a handle.");
-
-        public override void Release() =>
-            throw new InvalidOperationException("The busy marker is not a handle.");
-    }
 }

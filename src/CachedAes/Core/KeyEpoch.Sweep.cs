@@ -6,7 +6,7 @@ using CachedCryptography.Seam;
 namespace CachedCryptography.Core;
 
 /// <summary>
-/// The one sweep over an epoch's slots: what a key change, a release or the finalizer does with every handle no call is
+/// The one sweep over an epoch's slots: what a key change or a release does with every handle no call is
 /// using (a reserved slot is left to the call that holds it, which checks the epoch when it gives the handle back; see
 /// the ordering argument in <c>KeyEpoch.Slots.cs</c>).
 /// </summary>
@@ -25,9 +25,6 @@ internal sealed partial class KeyEpoch
 
         /// <summary>Give every idle handle back to the backend (<see cref="BlockCipher.Release"/>).</summary>
         public static SweepPlan Release => new(SweepKind.Release, null, default, 0);
-
-        /// <summary>Free every idle handle directly (<see cref="BlockCipher.FreeFromFinalizer"/>): the epoch is being finalized.</summary>
-        public static SweepPlan FreeFromFinalizer => new(SweepKind.FreeFromFinalizer, null, default, 0);
 
         public SweepKind Kind { get; }
 
@@ -56,8 +53,6 @@ internal sealed partial class KeyEpoch
 
         /// <summary>Re-key the handle and give it to the target epoch, if a call used it since it was last keyed and the backend can; otherwise give it back.</summary>
         MoveTo,
-
-        FreeFromFinalizer,
     }
 
     // After a release or a key change whose full fence made it visible (their half of the ordering argument): a sweep,
@@ -75,8 +70,15 @@ internal sealed partial class KeyEpoch
     // Every slot once; true when one was reserved by a call in flight.
     private bool SweepHandles(scoped in SweepPlan plan)
     {
-        bool reserved = Sweep(ref _ecbEncrypt, plan) | Sweep(ref _ecbDecrypt, plan) | Sweep(ref _cbcEncrypt, plan) | Sweep(ref _cbcDecrypt, plan);
-        if (Volatile.Read(ref _shared) is { } shared)
+        // No slots yet: no handle is cached. Slots made after this read are made by a call whose interlocked operations
+        // follow the release's or key change's fence, so that call sees the change (the ordering argument).
+        if (Volatile.Read(ref _slots) is not { } slots)
+        {
+            return false;
+        }
+
+        bool reserved = Sweep(ref slots.EcbEncrypt, plan) | Sweep(ref slots.EcbDecrypt, plan) | Sweep(ref slots.CbcEncrypt, plan) | Sweep(ref slots.CbcDecrypt, plan);
+        if (Volatile.Read(ref slots.Shared) is { } shared)
         {
             for (int i = SharedStride; i < shared.Length; i += SharedStride)
             {
@@ -97,7 +99,7 @@ internal sealed partial class KeyEpoch
             return false;
         }
 
-        if (held == s_busy)
+        if (held == HandleSlots.Busy)
         {
             return true;
         }
@@ -109,9 +111,6 @@ internal sealed partial class KeyEpoch
                 break;
             case SweepKind.MoveTo:
                 MoveTo(ref slot, held, plan.Target!, plan.Key);
-                break;
-            case SweepKind.FreeFromFinalizer:
-                FreeFromSlot(ref slot, held);
                 break;
             default:
                 GiveBackFromSlot(ref slot, held);
@@ -126,7 +125,7 @@ internal sealed partial class KeyEpoch
     private void RekeyInPlace(ref BlockCipher? slot, ReadOnlySpan<byte> key, int version)
     {
         BlockCipher? held = Reserve(ref slot);
-        if (held is null || held == s_busy)
+        if (held is null || held == HandleSlots.Busy)
         {
             // Emptied or taken since the slot was read; a caller holding it gives it back (and checks its version then).
             if (held is null)
@@ -204,9 +203,10 @@ internal sealed partial class KeyEpoch
     /// <summary>Gives a handle that a key change re-keyed to this epoch: into an empty slot for its mode and direction, or back to the backend.</summary>
     private void Adopt(BlockCipher cipher)
     {
-        ref BlockCipher? slot = ref Volatile.Read(ref _shared) is { } shared
+        HandleSlots slots = EnsureSlots();
+        ref BlockCipher? slot = ref Volatile.Read(ref slots.Shared) is { } shared
             ? ref FirstFreeShared(shared, cipher.Mode, cipher.Encrypting)
-            : ref InlineSlot(cipher.Mode, cipher.Encrypting);
+            : ref slots.Inline(cipher.Mode, cipher.Encrypting);
         if (Unsafe.IsNullRef(ref slot)
             || Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), cipher, null) is not null)
         {
@@ -236,16 +236,4 @@ internal sealed partial class KeyEpoch
         return ref Unsafe.NullRef<BlockCipher?>();
     }
 
-    // From the finalizer: nobody else can reach the epoch, so the handle is freed directly.
-    private static void FreeFromSlot(ref BlockCipher? slot, BlockCipher cipher)
-    {
-        if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, cipher) == cipher)
-        {
-            cipher.FreeFromFinalizer();
-
-            // A static interlocked increment, no listener call: a finalizer touches only what its object owns
-            // (docs/design-notes.md, "Native ownership"); the meter reads the total on a listener's thread.
-            CachedAesMetrics.FinalizedHandles.Add();
-        }
-    }
 }

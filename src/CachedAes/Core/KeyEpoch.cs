@@ -14,13 +14,13 @@ namespace CachedCryptography.Core;
 /// <para><b>Ownership</b> (the rules: docs/design-notes.md, "Native ownership"). The epoch owns its key memory and every
 /// native handle waiting in its slots; it is a plain object, made per key, with no finalizer. A handle in use belongs to
 /// the one call that leased it, which gives it back to its slot; a handle given up goes back to its backend (which may
-/// pool it: handles are plain objects, never finalizable). If the epoch is dropped without being released, its key
-/// memory's finalizer zeroes and frees the key and frees, directly, the handles still in the slots
-/// (<see cref="FreeFromFinalizer"/>).</para>
+/// pool it: handles are plain objects, never finalizable). If the epoch is dropped without being released, the sweep of
+/// dropped keys finds it after the collection that found it unreachable, zeroes its key memory and gives back the
+/// handles still in its slots (<see cref="DroppedKeys"/>).</para>
 /// <para><b>Holders</b>: the instance whose current key it is, and every transform made with it. When the last holder
 /// lets go, the epoch is released, for good: its handles go back to the backend as soon as no call uses them, and its
 /// key memory is zeroed and recycled once no reader holds it. A transform dropped without <c>Dispose</c> never lets go;
-/// its epoch is then finalized (through its key memory) once nothing references it.</para>
+/// its epoch is then found by the sweep of dropped keys once nothing references it.</para>
 /// <para><b>Key changes</b>, and every other change of holders by the instance, happen under the instance's lifecycle
 /// lock (<see cref="InstanceKey"/>), so at most one of them runs on an epoch at a time; only a transform's
 /// <c>Dispose</c> lets go without it. While the instance is the only holder, a key change rewrites the epoch in place
@@ -141,19 +141,6 @@ internal sealed partial class KeyEpoch
         // Transforms still hold it: what no call is using moves on now; the rest stays cached for the transforms.
         SweepHandles(plan);
         ReleaseIdleStock();
-    }
-
-    /// <summary>
-    /// From the finalizer of this epoch's key memory (the epoch was dropped without being released, with the memory):
-    /// frees the handles still in the slots directly (<see cref="BlockCipher.FreeFromFinalizer"/>). Nothing is pooled,
-    /// and no other finalizable object is touched (the stock instance, if any, has finalizers of its own).
-    /// </summary>
-    internal void FreeFromFinalizer()
-    {
-        if (!IsReleased)
-        {
-            SweepHandles(SweepPlan.FreeFromFinalizer);
-        }
     }
 
     /// <summary>

@@ -1,6 +1,5 @@
 using System;
 using System.Diagnostics;
-using System.Runtime.ConstrainedExecution;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Threading;
@@ -9,40 +8,54 @@ namespace CachedCryptography.Core;
 
 /// <summary>
 /// Native memory that holds one key at a time (never moved or copied by the collector), owned by one
-/// <see cref="KeyEpoch"/> at a time, and reused for the next key once its epoch is released: the one finalizable object
-/// that stands for a key, made once per thread's worth of keys rather than once per key.
+/// <see cref="KeyEpoch"/> at a time and reused for the next key once its owner lets go or is found dropped. Not
+/// finalizable: an owner dropped without being released is found by <see cref="DroppedKeys"/> through a weak handle.
 /// </summary>
 /// <remarks>
-/// <para><b>Why reused.</b> The runtime serializes the registration of finalizable objects across threads, so an object
-/// with a finalizer per message stops new-instance-per-message code from scaling with cores. A key's memory must still
-/// be zeroed when its instance is dropped without <c>Dispose</c>, which takes a finalizer. So the finalizable object
-/// outlives its key: when the epoch is released, the memory is zeroed and kept in a small per-thread cache, still
-/// registered for finalization, and the thread's next key takes it.</para>
+/// <para><b>Why no finalizer.</b> The runtime registers finalizable objects under one lock and runs their finalizers on
+/// one thread, so an object with a finalizer per key stops new-instance-per-message code from scaling with cores, and an
+/// instance never disposed pays a finalization. A key's memory must still be zeroed when its instance is dropped
+/// without <c>Dispose</c>. So each memory keeps, for its whole life, a weak handle that tracks resurrection
+/// (<see cref="GCHandleType.WeakTrackResurrection"/>), pointed at its owner while it has one; once the collector has
+/// found the owner unreachable (after every finalizer that could still reach it has run), the handle reads null and the
+/// sweep after that collection zeroes the memory, gives back the handles the owner cached (<see cref="HandleSlots"/>,
+/// attached with <see cref="AttachSlots"/>) and recycles the memory.</para>
 /// <para><b>References.</b> Every read or write of the bytes happens between <see cref="TryAddRef"/> and
-/// <see cref="Release"/>, with the <em>generation</em> the owner was given: the state word counts references and holds
-/// a closed bit and the generation, which moves on each time the memory passes to a new owner. A reference taken with an
+/// <see cref="Release"/>, with the <em>generation</em> the owner was given: the state word holds the generation (which
+/// moves on each time the memory is recycled), a reference count, a held bit and a closed bit. A reference taken with an
 /// older generation (a call that read an epoch before it was released) fails instead of reading the next owner's key.
-/// <see cref="Close"/> (the owner's release) stops new references; the last reference to go zeroes the memory and
-/// recycles it. The memory is thus never freed, nor given to another key, while anyone reads or writes it.</para>
-/// <para><b>Finalization.</b> A <see cref="CriticalFinalizerObject"/>: in a collection that finds it unreachable, every
-/// normal finalizer (a user's, which may dispose the instance that held it) runs first. Its finalizer zeroes and frees
-/// the memory and frees the handles still cached by the epoch it belongs to (<see cref="KeyEpoch.FreeFromFinalizer"/>,
-/// plain objects that only that epoch owns); it pools nothing and touches no other finalizable object. Memory is
-/// recycled only on a live thread that is known not to be the finalizer thread (<see cref="FinalizerThread"/>): a
-/// release on the finalizer thread may concern memory that is itself queued for finalization, which must not come back
-/// to life through a cache, so it is freed there instead (and its finalizer, should it be queued, finds nothing left to
-/// free).</para>
+/// <see cref="Close"/> (the owner's release) or <see cref="TryCloseDropped"/> (the sweep's, for an owner the collector
+/// found unreachable) stops new references; the last reference to go zeroes the memory and recycles it. The memory is
+/// thus never freed, nor given to another key, while anyone reads or writes it.</para>
+/// <para><b>Recycling.</b> A recycled memory goes to the releasing thread's cache (8), else to a shared pool;
+/// <see cref="Rent"/> takes from the thread's cache, then from the pool, and makes a new one only when both are empty.
+/// A sweep at least <see cref="TrimIntervalMilliseconds"/> after the last trim trims the pool to what went into it or was
+/// taken from it since then, whichever is more (<see cref="TrimPool()"/>): instances never disposed take, between two
+/// collections, about what the sweep after the first recycled, so the pool holds what such code uses while it keeps
+/// coming, and shrinks once it stops. (Trimming per gen-2 collection instead freed memories that were about to be
+/// taken when gen-2 collections came often: a test with a 64 KiB gen-0 budget made 49,156 memories for 200,000
+/// instances, against at most 20,000.) A memory is a plain object
+/// with no finalizer, so it may be recycled on any thread, the finalizer thread included.</para>
 /// </remarks>
-internal sealed unsafe class KeyMemory : CriticalFinalizerObject
+internal sealed unsafe class KeyMemory
 {
     /// <summary>The size of the memory: the longest AES key.</summary>
     internal const int Size = 32;
 
+    /// <summary>How many recycled memories the shared pool keeps through a trim however few were taken from it.</summary>
+    internal const int PoolFloor = 64;
+
+    /// <summary>The shortest time between two trims of the shared pool (as long as the OpenSSL context pool's idle time).</summary>
+    internal const int TrimIntervalMilliseconds = 10_000;
+
     private const int CacheCapacity = 8;
-    private const long Closed = 1;
-    private const long OneReference = 2;
-    private const long ReferenceMask = 0xFFFF_FFFE;
-    private const long OneGeneration = 1L << 32;
+
+    // The state word, from its lowest bit: closed (by the owner, the sweep, or a free: no new reference); held (by an
+    // owner or by a thread's cache, which the weak handle then refers to); the references readers and writers hold (bits
+    // 2-31); the generation (bits 32-63), one more each time the memory is recycled.
+    private const long Closed = 1, Held = Closed << 1, OneReference = Held << 1;
+    private const long OneGeneration = 1L << 32, GenerationMask = ~(OneGeneration - 1);
+    private const long ReferenceMask = ~GenerationMask & ~(Held | Closed);
 
     [ThreadStatic]
     private static KeyMemory?[]? t_cache;
@@ -50,57 +63,101 @@ internal sealed unsafe class KeyMemory : CriticalFinalizerObject
     [ThreadStatic]
     private static int t_cached;
 
+    private static readonly Lock s_poolLock = new();
+    private static KeyMemory?[] s_pool = new KeyMemory?[PoolFloor];
+    private static int s_pooled;
+    private static int s_taken;
+    private static int s_put;
+    private static long s_trimmedAt = Environment.TickCount64;
     private static long s_created;
 
     // Zero when idle; the owner's key while owned. Null once freed.
     private byte* _bytes;
 
-    // Generation (bits 32-63), references (bits 1-31), closed (bit 0).
+    // Generation (bits 32-63), references (bits 2-31), held (bit 1: by an owner, or by a thread's cache), closed (bit 0).
     private long _state;
 
-    // The epoch whose key this holds, for the finalizer; null while cached.
-    private KeyEpoch? _owner;
+    // Weak, tracking resurrection: the holder while held (the owning epoch, or the cache array of the thread whose cache
+    // holds the memory), null in the shared pool. Allocated once, freed with the memory.
+    private GCHandle _owner;
 
-    static KeyMemory() => FinalizerThread.Probe();
+    // The owner's cached handles, once it caches any: what the sweep gives back if the owner is dropped.
+    private HandleSlots? _ownerSlots;
 
     private KeyMemory()
     {
         _bytes = (byte*)NativeMemory.AllocZeroed(Size);
+        _owner = GCHandle.Alloc(null, GCHandleType.WeakTrackResurrection);
         Interlocked.Increment(ref s_created);
+        DroppedKeys.Register(this);
     }
 
-    ~KeyMemory()
+    /// <summary>How many recycled memories wait in the shared pool (a test seam).</summary>
+    internal static int Pooled
     {
-        Free();
-        _owner?.FreeFromFinalizer();
+        get
+        {
+            lock (s_poolLock)
+            {
+                return s_pooled;
+            }
+        }
     }
 
-    /// <summary>How many have been made in this process (a test seam: each is one finalizable object).</summary>
+    /// <summary>How many have been made in this process (a test seam).</summary>
     internal static long Created => Interlocked.Read(ref s_created);
 
+    /// <summary>Where <see cref="DroppedKeys"/> keeps this memory in its list (its own field, written under its lock).</summary>
+    internal int RegistryIndex { get; set; } = -1;
+
     /// <summary>
-    /// Whether the owner of <paramref name="generation"/> has closed the memory and no reference is left: it was zeroed,
-    /// then recycled for another key or freed (a test seam).
+    /// Whether the owner of <paramref name="generation"/> has closed the memory (or the sweep has, for a dropped owner)
+    /// and no reference is left: it was zeroed, then recycled for another key or freed (a test seam).
     /// </summary>
     internal bool IsReleasedFor(long generation)
     {
         long state = Volatile.Read(ref _state);
-        return (state & ~(OneGeneration - 1)) != generation || (state & (ReferenceMask | Closed)) == Closed;
+        return (state & GenerationMask) != generation || (state & (ReferenceMask | Closed)) == Closed;
     }
+
+    /// <summary>
+    /// Whether the memory has a holder that has not closed it and that the collector has found unreachable (an owner
+    /// dropped without being released, or the cache of a thread that has ended): what the sweep then closes with
+    /// <see cref="TryCloseDropped"/>. A cheap first test: the state, then the weak handle.
+    /// </summary>
+    internal bool MayBeDropped => (Volatile.Read(ref _state) & (Held | Closed)) == Held && _owner.Target is null;
 
     /// <summary>The bytes; only between <see cref="TryAddRef"/> and <see cref="Release"/>, or for the owner's first write.</summary>
     public Span<byte> Bytes => new(_bytes, Size);
 
-    /// <summary>Memory for <paramref name="owner"/>'s key (zeroed), from this thread's cache or new.</summary>
-    /// <param name="owner">The epoch that will own it until it closes it.</param>
+    /// <summary>Memory for <paramref name="owner"/>'s key (zeroed): from this thread's cache, the shared pool, or new.</summary>
+    /// <param name="owner">The epoch that will own it until it closes it, or until the collector finds it unreachable.</param>
     /// <param name="generation">The generation the owner passes to <see cref="TryAddRef"/> and <see cref="Close"/>.</param>
     public static KeyMemory Rent(KeyEpoch owner, out long generation)
     {
-        KeyMemory memory = TakeCached() ?? new KeyMemory();
-        memory._owner = owner;
-        generation = Volatile.Read(ref memory._state) & ~(OneGeneration - 1);
+        KeyMemory memory = TakeCached() ?? TakePooled() ?? new KeyMemory();
+
+        // Open, no reference, and reachable by nobody else but the sweep, which acts only on a held memory whose holder
+        // is gone. Taken from this thread's cache it is held already, by the cache, and the handle passes straight from
+        // the cache (alive: this thread holds it) to the owner. Otherwise the handle is pointed at the owner first and
+        // the held bit published after it (a release), so a sweep that sees the bit reads the new target.
+        memory._owner.Target = owner;
+        long state = Volatile.Read(ref memory._state);
+        Debug.Assert((state & (ReferenceMask | Closed)) == 0);
+        generation = state & GenerationMask;
+        if ((state & Held) == 0)
+        {
+            Volatile.Write(ref memory._state, state | Held);
+        }
+
         return memory;
     }
+
+    /// <summary>
+    /// Records the owner's handle slots, for the sweep should the owner be dropped. Only under a reference taken with the
+    /// owner's generation (so the memory is still the owner's).
+    /// </summary>
+    public void AttachSlots(HandleSlots slots) => Volatile.Write(ref _ownerSlots, slots);
 
     /// <summary>
     /// Takes a reference that keeps the memory allocated and its owner's; false if the owner of
@@ -109,7 +166,7 @@ internal sealed unsafe class KeyMemory : CriticalFinalizerObject
     public bool TryAddRef(long generation)
     {
         long state = Volatile.Read(ref _state);
-        while ((state & ~(OneGeneration - 1)) == generation && (state & Closed) == 0)
+        while ((state & GenerationMask) == generation && (state & Closed) == 0)
         {
             long seen = Interlocked.CompareExchange(ref _state, state + OneReference, state);
             if (seen == state)
@@ -141,42 +198,145 @@ internal sealed unsafe class KeyMemory : CriticalFinalizerObject
     public void Close(long generation)
     {
         long state = Interlocked.Or(ref _state, Closed);
-        Debug.Assert((state & ~(OneGeneration - 1)) == generation && (state & Closed) == 0);
+        Debug.Assert((state & GenerationMask) == generation && (state & (Closed | Held)) == Held);
         if ((state & ReferenceMask) == 0)
         {
             Recycle();
         }
     }
 
-    // Closed, and no reference left: nobody else can reach the bytes. Zeroed, then cached for this thread's next key
-    // (under a new generation), or freed.
-    private void Recycle()
+    /// <summary>
+    /// For the sweep: if the holder is unreachable (the weak handle reads null) and has not closed the memory, closes it
+    /// on the holder's behalf, as <see cref="Close"/> would, and returns true with the handle slots a dropped owner left
+    /// behind (which nothing else can reach now), or null when it cached none (or the holder was an ended thread's
+    /// cache). False when the holder is alive, or an owner closed the memory itself meanwhile.
+    /// </summary>
+    /// <remarks>
+    /// The state is read before the weak handle, and the slots before the close: a memory recycled between those reads
+    /// has another generation, so the compare-exchange fails and nothing read is used. While a holder is alive the
+    /// handle refers to it or to the next holder (a rent writes it before the held bit; a thread's cache hands it
+    /// straight to the owner), so a null means the holder is gone: an owner, and with it every call that could take a
+    /// reference, or a thread, and with it every rent from its cache. Nothing but the sweep, one at a time, then
+    /// changes the state, except a reference still being given back.
+    /// </remarks>
+    internal bool TryCloseDropped(out HandleSlots? slots)
     {
-        CryptographicOperations.ZeroMemory(Bytes);
-        _owner = null;
-        if (FinalizerThread.MayBeCurrent || !TryCache())
-        {
-            // Stays closed, so a reference with any generation fails; its finalizer, if it is queued, frees nothing.
-            Free();
-#pragma warning disable CA1816 // not Dispose: the memory is freed for good here, so its finalizer has nothing left to do
-            GC.SuppressFinalize(this);
-#pragma warning restore CA1816
-        }
-    }
-
-    private bool TryCache()
-    {
-        KeyMemory?[] cache = t_cache ??= new KeyMemory?[CacheCapacity];
-        if (t_cached == cache.Length)
+        slots = null;
+        long state = Volatile.Read(ref _state);
+        if ((state & (Held | Closed)) != Held || _owner.Target is not null)
         {
             return false;
         }
 
-        // Open again under the next generation: references of the last owner fail from here on.
-        long state = Volatile.Read(ref _state);
-        Volatile.Write(ref _state, (state & ~(OneGeneration - 1)) + OneGeneration);
-        cache[t_cached++] = this;
+        HandleSlots? ownerSlots = Volatile.Read(ref _ownerSlots);
+        while (true)
+        {
+            long seen = Interlocked.CompareExchange(ref _state, state | Closed, state);
+            if (seen == state)
+            {
+                break;
+            }
+
+            if ((seen & GenerationMask) != (state & GenerationMask) || (seen & (Held | Closed)) != Held)
+            {
+                return false;
+            }
+
+            state = seen;
+        }
+
+        slots = ownerSlots;
+        if ((state & ReferenceMask) == 0)
+        {
+            Recycle();
+        }
+
         return true;
+    }
+
+    /// <summary>
+    /// At most once per <see cref="TrimIntervalMilliseconds"/> (calls in between do nothing): frees the pooled memories
+    /// beyond what went into the pool or was taken from it since the last trim, whichever is more (at least
+    /// <see cref="PoolFloor"/> are kept); returns how many it freed. Called by each sweep of dropped keys, before it
+    /// recycles.
+    /// </summary>
+    internal static int TrimPool() => TrimPool(Environment.TickCount64);
+
+    /// <summary><see cref="TrimPool()"/> as if the clock (<see cref="Environment.TickCount64"/>) read <paramref name="now"/> (a test seam).</summary>
+    internal static int TrimPool(long now)
+    {
+        KeyMemory?[]? excess = null;
+        int freed = 0;
+        lock (s_poolLock)
+        {
+            if (now - s_trimmedAt < TrimIntervalMilliseconds)
+            {
+                return 0;
+            }
+
+            s_trimmedAt = now;
+            int keep = Math.Max(Math.Max(s_taken, s_put), PoolFloor);
+            s_taken = 0;
+            s_put = 0;
+            if (s_pooled > keep)
+            {
+                freed = s_pooled - keep;
+                excess = s_pool[keep..s_pooled];
+                Array.Clear(s_pool, keep, freed);
+                s_pooled = keep;
+            }
+
+            if (s_pool.Length > 4 * keep)
+            {
+                Array.Resize(ref s_pool, 2 * keep);
+            }
+        }
+
+        if (excess is not null)
+        {
+            foreach (KeyMemory? memory in excess)
+            {
+                memory!.Free();
+            }
+        }
+
+        return freed;
+    }
+
+    // Closed, and no reference left: nobody else can reach the bytes. Zeroed, then opened again under the next generation
+    // (references of the last owner fail from here on) and put in this thread's cache, held by it (should the thread
+    // end, the sweep finds the cache gone and recycles the memory), or in the shared pool.
+    private void Recycle()
+    {
+        CryptographicOperations.ZeroMemory(Bytes);
+        Volatile.Write(ref _ownerSlots, null);
+        long next = (Volatile.Read(ref _state) & GenerationMask) + OneGeneration;
+        KeyMemory?[] cache = t_cache ??= new KeyMemory?[CacheCapacity];
+        if (t_cached < cache.Length)
+        {
+            _owner.Target = cache;
+            Volatile.Write(ref _state, next | Held);
+            cache[t_cached++] = this;
+            return;
+        }
+
+        _owner.Target = null;
+        Volatile.Write(ref _state, next);
+        Pool();
+    }
+
+    private void Pool()
+    {
+        lock (s_poolLock)
+        {
+            if (s_pooled == s_pool.Length)
+            {
+                Array.Resize(ref s_pool, 2 * s_pool.Length);
+            }
+
+            s_pool[s_pooled++] = this;
+            s_put++;
+        }
     }
 
     private static KeyMemory? TakeCached()
@@ -192,14 +352,49 @@ internal sealed unsafe class KeyMemory : CriticalFinalizerObject
         return memory;
     }
 
+    // One from the shared pool, and up to half a cache's worth more into this thread's cache, so that threads that only
+    // rent (instances never disposed, whose memories the sweep recycles) take the lock once per few keys.
+    private static KeyMemory? TakePooled()
+    {
+        if (Volatile.Read(ref s_pooled) == 0)
+        {
+            return null;
+        }
+
+        KeyMemory?[] cache = t_cache ??= new KeyMemory?[CacheCapacity];
+        lock (s_poolLock)
+        {
+            if (s_pooled == 0)
+            {
+                return null;
+            }
+
+            KeyMemory? memory = s_pool[--s_pooled];
+            s_pool[s_pooled] = null;
+            s_taken++;
+            while (s_pooled > 0 && t_cached < CacheCapacity / 2)
+            {
+                KeyMemory cached = s_pool[--s_pooled]!;
+                s_pool[s_pooled] = null;
+                s_taken++;
+                cached._owner.Target = cache;
+                Volatile.Write(ref cached._state, cached._state | Held);
+                cache[t_cached++] = cached;
+            }
+
+            return memory;
+        }
+    }
+
+    // For good: stays closed, so a reference with any generation fails.
     private void Free()
     {
+        Interlocked.Or(ref _state, Closed);
+        DroppedKeys.Unregister(this);
+        _owner.Free();
         byte* bytes = _bytes;
         _bytes = null;
-        if (bytes is not null)
-        {
-            CryptographicOperations.ZeroMemory(new Span<byte>(bytes, Size));
-            NativeMemory.Free(bytes);
-        }
+        CryptographicOperations.ZeroMemory(new Span<byte>(bytes, Size));
+        NativeMemory.Free(bytes);
     }
 }

@@ -71,7 +71,8 @@ internal abstract class BlockCipher
 
     /// <summary>
     /// Frees the native state, or, where the backend pools contexts, cleanses (no key survives) and pools it. Called
-    /// once, by the holder, on a live object (never from a finalizer); the object is not used afterwards.
+    /// once, by the holder (for an epoch dropped without being released, by the sweep of dropped keys), on a live object,
+    /// never from a finalizer; the object is not used afterwards.
     /// </summary>
     public abstract void Release();
 
@@ -88,18 +89,6 @@ internal abstract class BlockCipher
     /// and reports a native failure with <see cref="Fail"/>.
     /// </summary>
     protected virtual bool TryRekeyCore(ReadOnlySpan<byte> key) => false;
-
-    /// <summary>
-    /// Called instead of <see cref="Release"/> when the epoch that owns this handle is finalized with the handle still in
-    /// one of its slots (an instance or a transform dropped without <c>Dispose</c>). Frees the native state that only
-    /// this object's owner can free, at once: never pools, never resets for reuse, and touches no other finalizable
-    /// object. A handle whose native state has a <see cref="System.Runtime.InteropServices.SafeHandle"/> of its own
-    /// (CommonCrypto, a stock instance) does nothing here, which is this default: that handle is finalized by itself.
-    /// See docs/design-notes.md, "Native ownership".
-    /// </summary>
-    public virtual void FreeFromFinalizer()
-    {
-    }
 
     /// <summary>Whether <paramref name="length"/> bytes is an AES key size (16, 24 or 32): the one key size check.</summary>
     public static bool IsKeySize(int length) => length is 16 or 24 or 32;

@@ -55,8 +55,9 @@ internal static class FinalizationStress
 
     /// <summary>
     /// Runs <paramref name="iterationsPerThread"/> steps on each of <paramref name="threads"/> threads over instances of
-    /// <paramref name="backend"/>, with a collector thread running <c>GC.Collect</c> and
-    /// <c>GC.WaitForPendingFinalizers</c> throughout, then drops everything and collects until the finalizers are done.
+    /// <paramref name="backend"/>, with a collector thread running <c>GC.Collect</c>, <c>GC.WaitForPendingFinalizers</c>
+    /// and a sweep of dropped keys throughout (besides the sweeps the collections queue on the thread pool), then drops
+    /// everything and collects until the finalizers and sweeps are done.
     /// CFB steps are left out where stock CFB does not work (<paramref name="includeCfb"/>).
     /// </summary>
     public static Outcome Run(CipherBackend backend, int threads, int iterationsPerThread, bool includeCfb, int seed = 23)
@@ -73,6 +74,7 @@ internal static class FinalizationStress
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
+                Core.DroppedKeys.SweepNow();
             }
         });
         collector.Start();
@@ -130,13 +132,17 @@ internal static class FinalizationStress
         return new Outcome([.. failures], steps, GC.CollectionCount(2) - collectionsBefore);
     }
 
-    /// <summary>Collects until every object dropped so far has been finalized, and whatever its finalizer freed too.</summary>
+    /// <summary>
+    /// Collects until every object dropped so far has been finalized or found by the sweep of dropped keys, and whatever
+    /// either gave back.
+    /// </summary>
     public static void CollectEverything()
     {
         for (int i = 0; i < 3; i++)
         {
             GC.Collect();
             GC.WaitForPendingFinalizers();
+            Core.DroppedKeys.SweepNow();
         }
     }
 

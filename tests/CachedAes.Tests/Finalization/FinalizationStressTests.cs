@@ -14,8 +14,8 @@ namespace CachedCryptography.Tests.Finalization;
 /// <summary>
 /// Objects dropped without <c>Dispose</c> under constant collections (<see cref="FinalizationStress"/>), over each backend
 /// this machine can run: every output matches stock, and afterwards every native handle that was made has been given
-/// back or freed, counted both at the seam (<see cref="CountingBackend"/>, which also counts the handles a finalized key
-/// epoch frees) and in the native layer itself (the OpenSSL pool's live contexts, the simulated layers' handle tables).
+/// back or freed, counted both at the seam (<see cref="CountingBackend"/>, which also counts the handles the sweep of dropped
+/// keys gives back) and in the native layer itself (the OpenSSL pool's live contexts, the simulated layers' handle tables).
 /// CI runs this class once more under glibc's heap checks (.ci/run), where a use of freed memory that happens not to crash
 /// still aborts the process.
 /// </summary>
@@ -71,7 +71,7 @@ public class FinalizationStressTests
 
         AssertClean(FinalizationStress.Run(counted, Threads, Iterations, includeCfb: true), counted);
 
-        // Natively: every round-key schedule a handle allocated was zeroed and freed, by its holder or by a finalized epoch.
+        // Natively: every round-key schedule a handle allocated was zeroed and freed, by its holder or by the sweep of a dropped epoch.
         Assert.Equal(0, backend switch
         {
             IntrinsicsBackend<X86AesInstructions> x86 => x86.LiveSchedules,
@@ -92,10 +92,10 @@ public class FinalizationStressTests
         Assert.True(outcome.Failures.Count == 0, $"{outcome.Failures.Count} failures, the first: {string.Join(Environment.NewLine, outcome.Failures.Take(3))}");
         Assert.True(outcome.Steps >= Threads * Iterations * 8 / 9, $"only {outcome.Steps} steps ran");
 
-        // Every handle made was given back by its holder or freed by a finalized epoch, exactly once, and the finalizers
-        // did free some (dropped instances leave their cached handles to their epoch's finalizer).
-        Console.WriteLine($"steps {outcome.Steps}, full collections {outcome.Collections}, handles made {counted.Creations}, freed by finalized epochs {counted.FinalizerFrees}");
-        Assert.True(counted.FinalizerFrees > 0, "no handle was freed by a finalized key epoch: nothing was dropped with handles");
+        // Every handle made was given back by its holder or by the sweep of a dropped epoch, exactly once, and the sweep
+        // did give back some (dropped instances leave their cached handles to it).
+        Console.WriteLine($"steps {outcome.Steps}, full collections {outcome.Collections}, handles made {counted.Creations}, given back for dropped epochs {counted.DroppedReleases}");
+        Assert.True(counted.DroppedReleases > 0, "no handle was given back for a dropped key epoch: nothing was dropped with handles");
         Assert.Equal(0, counted.DoubleReleases);
         Assert.Equal(0, counted.LiveHandles);
     }

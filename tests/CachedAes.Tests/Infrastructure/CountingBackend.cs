@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using CachedCryptography.Core;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Tests.Infrastructure;
@@ -13,7 +14,7 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
 {
     private int _creations;
     private int _live;
-    private int _finalizerFrees;
+    private int _droppedReleases;
     private int _doubleReleases;
 
     /// <summary>The wrapped backend.</summary>
@@ -22,13 +23,13 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
     /// <summary>How many handles <see cref="CipherBackend.Create"/> has made (never decreases).</summary>
     public int Creations => Volatile.Read(ref _creations);
 
-    /// <summary>Handles made and not yet released (by their holder, or freed by a finalized key epoch).</summary>
+    /// <summary>Handles made and not yet released (by their holder, or by the sweep of a dropped key epoch).</summary>
     public int LiveHandles => Volatile.Read(ref _live);
 
-    /// <summary>Handles freed by a finalized key epoch (an instance or transform dropped without Dispose).</summary>
-    public int FinalizerFrees => Volatile.Read(ref _finalizerFrees);
+    /// <summary>Handles given back by the sweep of dropped keys (an instance or transform dropped without Dispose).</summary>
+    public int DroppedReleases => Volatile.Read(ref _droppedReleases);
 
-    /// <summary>Handles given up twice, once of the two times from a finalizer (which must not throw). Must stay zero.</summary>
+    /// <summary>Handles given up twice, once of the two times by the sweep of dropped keys (which must not throw). Must stay zero.</summary>
     public int DoubleReleases => Volatile.Read(ref _doubleReleases);
 
     public override CachedAesBackend Kind => inner.Kind;
@@ -52,28 +53,27 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
 
         public override void Release()
         {
-            // Released once: a second release is an ownership bug the counts must show, not hide.
+            // Released once: a second release is an ownership bug the counts must show, not hide. On the sweep of dropped
+            // keys (a pool thread) it is counted, never thrown: an exception there would end the process.
+            bool dropped = DroppedKeys.OnSweepThread;
             if (Interlocked.Exchange(ref _released, 1) != 0)
             {
+                if (dropped)
+                {
+                    Interlocked.Increment(ref owner._doubleReleases);
+                    return;
+                }
+
                 throw new InvalidOperationException("A handle was released twice.");
             }
 
             Interlocked.Decrement(ref owner._live);
-            base.Release();
-        }
-
-        public override void FreeFromFinalizer()
-        {
-            // On the finalizer thread: counted, never thrown (an exception there ends the process).
-            if (Interlocked.Exchange(ref _released, 1) != 0)
+            if (dropped)
             {
-                Interlocked.Increment(ref owner._doubleReleases);
-                return;
+                Interlocked.Increment(ref owner._droppedReleases);
             }
 
-            Interlocked.Decrement(ref owner._live);
-            Interlocked.Increment(ref owner._finalizerFrees);
-            base.FreeFromFinalizer();
+            base.Release();
         }
     }
 }

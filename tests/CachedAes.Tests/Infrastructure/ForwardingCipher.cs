@@ -36,8 +36,6 @@ internal abstract class ForwardingCipher : BlockCipher
 
     public override void Release() => Wrapped.Release();
 
-    public override void FreeFromFinalizer() => Wrapped.FreeFromFinalizer();
-
     protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
     {
         if (Wrapped.TryRekey(key))

@@ -79,15 +79,25 @@ internal static class TestUtil
     }
 
     /// <summary>
-    /// Runs the collector and the finalizers until <paramref name="done"/> holds, at most 20 times: what objects dropped
-    /// late in a run need before their finalizers have freed everything (a few collections more than one).
+    /// Runs the collector, the finalizers and the sweep of dropped keys until <paramref name="done"/> holds, at most 20
+    /// times: what objects dropped late in a run need before everything they held is given back (a few collections more
+    /// than one). The sweep runs here at once, not only on the thread pool after each collection, so the test need not
+    /// wait for a pool thread.
     /// </summary>
     public static void CollectUntil(Func<bool> done)
     {
         for (int i = 0; i < 20 && !done(); i++)
         {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
+            CollectDropped();
         }
+    }
+
+    /// <summary>A full collection, the finalizers it queued, and a sweep of dropped keys (<see cref="Core.DroppedKeys"/>).</summary>
+    public static void CollectDropped()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+        Core.DroppedKeys.SweepNow();
     }
 }

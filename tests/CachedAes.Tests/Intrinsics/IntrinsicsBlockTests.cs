@@ -11,7 +11,7 @@ namespace CachedCryptography.Tests.Intrinsics;
 /// every message length from 1 to 9 blocks and a few longer ones (the eight-, four- and one-block paths and every way
 /// they combine), ECB and CBC, both directions, in place and into a separate buffer, each compared with stock
 /// <see cref="System.Security.Cryptography.Aes"/>; CBC messages that start at their own IV on a reused handle; and the
-/// native round-key memory given back by <see cref="BlockCipher.Release"/> and <see cref="BlockCipher.FreeFromFinalizer"/>.
+/// native round-key memory given back by <see cref="BlockCipher.Release"/>.
 /// </summary>
 public sealed class IntrinsicsBlockTests
 {
@@ -84,23 +84,23 @@ public sealed class IntrinsicsBlockTests
     }
 
     [EnvironmentFact(Needs.AesNi)]
-    public void Release_and_free_from_finalizer_give_back_the_round_key_memory_once()
+    public void Release_gives_back_the_round_key_memory_once()
     {
         var backend = new IntrinsicsBackend<X86AesInstructions>();
         byte[] key = Stock.Bytes(32, 5);
 
-        BlockCipher released = backend.Create(BlockCipherMode.Ecb, true, key);
-        BlockCipher finalized = backend.Create(BlockCipherMode.Cbc, false, key);
+        BlockCipher encrypting = backend.Create(BlockCipherMode.Ecb, true, key);
+        BlockCipher decrypting = backend.Create(BlockCipherMode.Cbc, false, key);
         Assert.Equal(2, backend.LiveSchedules);
 
-        released.Release();
+        encrypting.Release();
         Assert.Equal(1, backend.LiveSchedules);
-        finalized.FreeFromFinalizer();
+        decrypting.Release();
         Assert.Equal(0, backend.LiveSchedules);
 
         // A second release finds nothing to free (it must not free the memory twice).
-        released.Release();
-        finalized.FreeFromFinalizer();
+        encrypting.Release();
+        decrypting.Release();
         Assert.Equal(0, backend.LiveSchedules);
     }
 

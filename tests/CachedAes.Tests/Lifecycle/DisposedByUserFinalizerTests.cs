@@ -8,10 +8,11 @@ namespace CachedCryptography.Tests.Lifecycle;
 
 /// <summary>
 /// A user's object whose finalizer disposes the instance (and a transform) it holds, all of them dropped together: the
-/// instance's key memory is then queued for finalization in the same collection, so the release that the user's
-/// finalizer causes must not put it in a cache (where the next key would find memory its own finalizer has freed). After
-/// many such collections, new instances on every thread, the test's and the finalizer's alike, must still give stock's
-/// bytes, and every handle must be given back or freed.
+/// instance and its key epoch are then reachable only from an object queued for finalization, and the release that the
+/// user's finalizer causes runs on the finalizer thread, recycling the key memory into that thread's cache, while the
+/// sweep of dropped keys must not close that memory first (its weak handle tracks resurrection, so it still refers to
+/// the epoch until the user's finalizer has run). After many such collections, new instances on every thread, the
+/// test's and the finalizer's alike, must still give stock's bytes, and every handle must be given back exactly once.
 /// </summary>
 public class DisposedByUserFinalizerTests
 {

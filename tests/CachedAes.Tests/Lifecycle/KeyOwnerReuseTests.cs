@@ -8,10 +8,12 @@ using CachedCryptography.Tests.Infrastructure;
 namespace CachedCryptography.Tests.Lifecycle;
 
 /// <summary>
-/// A new instance per message (new, key, one call, <c>Dispose</c>) makes no finalizable object once the thread is warm:
-/// the key memory (<see cref="KeyMemory"/>, the one finalizable object behind a key) is reused for the thread's next key.
-/// The runtime serializes the registration of finalizable objects across threads, so one per message stops this shape
-/// from scaling with cores; the count is the measurable promise. The count is the process's, so this runs alone.
+/// No finalizable object per message: the library's only finalizable types are two per-process callbacks, and key
+/// memory (<see cref="KeyMemory"/>) is reused, for a new instance per message (new, key, one call, <c>Dispose</c>) from
+/// the thread's cache, and for instances never disposed from the pool the sweep of dropped keys refills after each
+/// collection. The runtime serializes the registration of finalizable objects across threads and runs finalizers on
+/// one thread, so one per message stops these shapes from scaling with cores; the counts are the measurable promise.
+/// The counts are the process's, so this runs alone.
 /// </summary>
 [Collection(nameof(KeyOwnerReuseTests))]
 [CollectionDefinition(nameof(KeyOwnerReuseTests), DisableParallelization = true)]
@@ -20,13 +22,8 @@ public class KeyOwnerReuseTests
     [Theory]
     [InlineData(1)]
     [InlineData(4)]
-    public void A_million_new_instance_messages_make_a_bounded_number_of_finalizable_key_owners(int threads)
+    public void A_million_new_instance_messages_make_a_bounded_number_of_key_memories(int threads)
     {
-        // The finalizer thread is known once the probe the key memory's type starts has been finalized; memory is reused
-        // on any other thread from then on (before, it is freed: the release might be running on the finalizer thread).
-        System.Runtime.CompilerServices.RuntimeHelpers.RunClassConstructor(typeof(KeyMemory).TypeHandle);
-        GC.Collect();
-        GC.WaitForPendingFinalizers();
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
         byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
         using Aes stock = TestUtil.Stock(key);
@@ -64,6 +61,102 @@ public class KeyOwnerReuseTests
         Assert.Equal(0, wrong);
         Assert.Equal(0, backend.LiveHandles);
         Assert.True(made <= 2 * threads, $"{made} key memories made for {threads * perThread} messages on {threads} threads");
+    }
+
+    [Fact]
+    public void Instances_never_disposed_reuse_the_key_memory_the_sweep_recycles()
+    {
+        // 200,000 instances dropped without Dispose, with a collection and a sweep after every 10,000 (as the collections
+        // of a real process queue them). The key memories the sweep finds are recycled, so about one round's worth is made,
+        // not one per instance (the finalizable key memory of the code before made 200,000).
+        CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
+        byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] expected = stock.EncryptCbc(message, iv);
+        const int Rounds = 20, PerRound = 10_000;
+        int wrong = 0;
+        long before = KeyMemory.Created;
+        for (int round = 0; round < Rounds; round++)
+        {
+            DropInstances(backend, key, iv, message, expected, PerRound, ref wrong);
+            TestUtil.CollectDropped();
+        }
+
+        long made = KeyMemory.Created - before;
+        TestUtil.CollectUntil(() => backend.LiveHandles == 0);
+        Assert.Equal(0, wrong);
+        Assert.Equal(0, backend.LiveHandles);
+        Assert.True(made <= 2 * PerRound, $"{made} key memories made for {Rounds * PerRound} instances never disposed");
+    }
+
+    [Fact]
+    public void The_pool_of_recycled_key_memory_keeps_what_was_used_and_shrinks_once_unused()
+    {
+        // 5,000 instances never disposed: the sweep recycles their memories into the shared pool. A trim keeps what went
+        // into the pool since the last one; the next, with nothing taken or put meanwhile, frees all but the floor, and
+        // the freed memories leave the sweep's list. Clock readings one trim interval apart stand in for the waits (the
+        // sweeps the collections queue meanwhile read the real clock, which is earlier, and trim nothing).
+        CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
+        byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
+        using Aes stock = TestUtil.Stock(key);
+        byte[] expected = stock.EncryptCbc(message, iv);
+        int wrong = 0;
+        const int Interval = KeyMemory.TrimIntervalMilliseconds;
+        long now = Environment.TickCount64 + (10 * Interval);
+
+        // Two trims with nothing in between: the pool is down to its floor.
+        KeyMemory.TrimPool(now);
+        KeyMemory.TrimPool(now + Interval);
+        Assert.True(KeyMemory.Pooled <= KeyMemory.PoolFloor);
+
+        DropInstances(backend, key, iv, message, expected, 5_000, ref wrong);
+        TestUtil.CollectDropped();
+        // Fewer than 5,000 when collections came during the loop: the sweeps they queued recycled memories the loop took
+        // again.
+        int pooled = KeyMemory.Pooled;
+        Assert.True(pooled >= 1_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
+
+        // Within the interval nothing is trimmed; after it, what went in since the last trim is kept (at most the floor's
+        // worth, left from before, may go).
+        Assert.Equal(0, KeyMemory.TrimPool(now + (2 * Interval) - 1));
+        int kept = KeyMemory.TrimPool(now + (2 * Interval));
+        Assert.True(kept <= KeyMemory.PoolFloor, $"{kept} of {pooled} pooled memories freed by the trim after they were put in");
+        Assert.Equal(pooled - kept, KeyMemory.Pooled);
+        pooled = KeyMemory.Pooled;
+
+        int listed = DroppedKeys.Count;
+        int freed = KeyMemory.TrimPool(now + (3 * Interval));
+        Assert.Equal(pooled - KeyMemory.PoolFloor, freed);
+        Assert.Equal(KeyMemory.PoolFloor, KeyMemory.Pooled);
+        Assert.Equal(listed - freed, DroppedKeys.Count);
+        Assert.Equal(0, wrong);
+    }
+
+    [Fact]
+    public void The_only_finalizable_types_are_the_two_callbacks_made_once_per_process()
+    {
+        // A finalizable object per message is what this test class guards against; any new finalizer must be argued for.
+        string[] finalizable = [.. typeof(CachedAes).Assembly.GetTypes()
+            .Where(type => type.GetMethod("Finalize", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.DeclaredOnly) is not null)
+            .Select(type => type.FullName!)
+            .Order(StringComparer.Ordinal)];
+        Assert.Equal(
+            ["CachedCryptography.Backends.OpenSsl.OpenSslContextPool+Gen2Callback", "CachedCryptography.Core.DroppedKeys+AfterCollection"],
+            finalizable);
+    }
+
+    // Kept out of line so that no instance stays reachable from this method's frame.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void DropInstances(CountingBackend backend, byte[] key, byte[] iv, byte[] message, byte[] expected, int count, ref int wrong)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            var aes = new CachedAes(backend) { Key = key };
+            if (!aes.EncryptCbc(message, iv).AsSpan().SequenceEqual(expected))
+            {
+                wrong++;
+            }
+        }
     }
 
     private static Barrier Barrier { get; set; } = null!;

@@ -203,6 +203,7 @@ internal static class LifecycleRaces
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
+                Core.DroppedKeys.SweepNow();
             }
 
             return new Outcome([.. _failures], Interlocked.Read(ref _operations), Interlocked.Read(ref _unchosen));
@@ -336,6 +337,7 @@ internal static class LifecycleRaces
                     {
                         GC.Collect();
                         GC.WaitForPendingFinalizers();
+                        Core.DroppedKeys.SweepNow();
                     }
 
                     break;

@@ -244,9 +244,7 @@ public sealed class TransformCacheTests
             }
         }
 
-        GC.Collect();
-        GC.WaitForPendingFinalizers();
-        GC.Collect();
+        TestUtil.CollectDropped();
 
         // Left: the pool's keyless contexts and the kept instance's cached ones (its slots, at most one per processor and
         // 64, plus the inline one). Dropped transforms held only a key reference between calls (released by their

@@ -60,7 +60,7 @@ internal static class Program
             ? $"handles not given back: {counted.LiveHandles}, given back twice: {counted.DoubleReleases}, native contexts in use: {inUse}"
             : null;
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"stress {mode} {count}: {clock.Elapsed.TotalSeconds:0.0} s, handles made {counted.Creations}, freed by finalized key epochs {counted.FinalizerFrees}, native contexts left {openSsl.Pool.LiveContexts} (all pooled)"));
+            $"stress {mode} {count}: {clock.Elapsed.TotalSeconds:0.0} s, handles made {counted.Creations}, given back for dropped key epochs {counted.DroppedReleases}, native contexts left {openSsl.Pool.LiveContexts} (all pooled)"));
         Console.WriteLine(failure is null ? "stress: OK" : $"stress: FAILED: {failure}");
         return failure is null ? 0 : 1;
     }

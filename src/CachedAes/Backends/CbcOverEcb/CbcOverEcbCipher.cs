@@ -50,8 +50,6 @@ internal sealed class CbcOverEcbCipher : BlockCipher
 
     protected override bool TryRekeyCore(ReadOnlySpan<byte> key) => _ecb.TryRekey(key) || FaultWith(_ecb);
 
-    public override void FreeFromFinalizer() => _ecb.FreeFromFinalizer();
-
     // Input and output are the same memory or disjoint (the seam's contract), so reading block i before writing
     // block i is safe either way.
     private bool Encrypt(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)

@@ -12,8 +12,8 @@ namespace CachedCryptography.Backends.Cng;
 /// This type therefore keeps a private 16-byte IV: each CBC message copies the caller's IV into it and passes it,
 /// never a caller buffer. ECB passes a NULL IV.</para>
 /// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
-/// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, or, when the key epoch
-/// holding this handle is dropped, by <see cref="FreeFromFinalizer"/> from that epoch's key memory's finalizer.</para>
+/// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, also when the key epoch
+/// holding this handle was dropped (by the sweep of dropped keys, <see cref="Core.DroppedKeys"/>).</para>
 /// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
 internal sealed class CngCipher : BlockCipher
@@ -101,13 +101,6 @@ internal sealed class CngCipher : BlockCipher
         _key.Dispose();
         _iv.Value = default;
     }
-
-    /// <summary>
-    /// From the finalizer of the dropped key epoch that held this handle: destroys the key and frees its buffer at once.
-    /// The key is this object's alone (a <see cref="BCryptKey"/> is a plain object), so this touches nothing another
-    /// finalizer could have freed; nothing is pooled.
-    /// </summary>
-    public override void FreeFromFinalizer() => _key.Dispose();
 
     /// <summary>
     /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the same key object buffer

@@ -15,8 +15,8 @@ namespace CachedCryptography.Backends.Intrinsics;
 /// <remarks>
 /// <para><b>Ownership</b> (docs/design-notes.md, "Native ownership"). This object is plain, not finalizable, and owns
 /// its native schedule directly. Its owner (the key epoch whose slot holds it, or the call that leased it) gives it up
-/// with <see cref="Release"/>, or, from a finalized key epoch, <see cref="FreeFromFinalizer"/>; both zero the round keys
-/// and free the memory at once. The round keys are never on the managed heap: <see cref="AesSchedule{T}"/> writes them
+/// with <see cref="Release"/> (also when its epoch was dropped: <see cref="Core.HandleSlots.ReleaseDropped"/>), which
+/// zeroes the round keys and frees the memory at once. The round keys are never on the managed heap: <see cref="AesSchedule{T}"/> writes them
 /// straight into the native block, and the block loops read them from there.</para>
 /// <para><b>Failures.</b> The instructions cannot fail, so <see cref="TryTransform"/> always returns true and the handle
 /// is never faulted.</para>
@@ -101,8 +101,6 @@ internal sealed unsafe class IntrinsicsCipher<T> : BlockCipher
     /// <summary>Zeroes the round keys and frees their memory.</summary>
     public override void Release() => Free();
 
-    /// <summary>From a finalized key epoch: zeroes the round keys and frees their memory, touching nothing else.</summary>
-    public override void FreeFromFinalizer() => Free();
 
     private void Free()
     {

@@ -16,8 +16,8 @@ namespace CachedCryptography.Backends.OpenSsl;
 /// <remarks>
 /// <para><b>Ownership.</b> This object owns its context and is not finalizable, so that it can be pooled safely: a
 /// pooled object is one the collector can never finalize. Its owner (the key epoch whose slot holds it, the call that
-/// leased it, or the pool) frees it: <see cref="Release"/> (reset and pool), <see cref="Discard"/>, or, from a finalized
-/// epoch, <see cref="FreeFromFinalizer"/> (docs/design-notes.md, "Native ownership").</para>
+/// leased it, the sweep of a dropped epoch's slots, or the pool) frees it: <see cref="Release"/> (reset and pool) or
+/// <see cref="Discard"/> (docs/design-notes.md, "Native ownership").</para>
 /// <para><b>CBC without IV restarts.</b> Restarting a context at a new IV goes through <c>EVP_CipherInit_ex</c>, which
 /// costs several times a short message's AES work (figures: docs/design-notes.md, "CBC without IV restarts"). This
 /// context is never restarted: it keeps chaining from the last ciphertext block it processed, which is tracked here in
@@ -213,9 +213,6 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
         Discard();
     }
-
-    /// <summary>From a finalized key epoch: frees the context (EVP_CIPHER_CTX_free cleanses the key schedule); never pools.</summary>
-    public override void FreeFromFinalizer() => Discard();
 
     // ECB 128/192/256 then CBC 128/192/256: the backend's table (OpenSslBackend).
     private static IntPtr CipherFor(IntPtr[] ciphers, BlockCipherMode mode, int keyLength) => ciphers[(int)mode * 3 + (keyLength / 8 - 2)];

@@ -46,8 +46,8 @@ internal sealed class OpenSslContextPool
 
     public OpenSslContextPool() => _ = new Gen2Callback(this, _slots);
 
-    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use, including those freed by a
-    /// finalized key epoch (a test seam; one increment per native allocation or free, too small to measure beside them).</summary>
+    /// <summary>Native contexts of this pool's backend that exist right now, pooled or in use (a test seam; one increment
+    /// per native allocation or free, too small to measure beside them).</summary>
     internal int LiveContexts => _contexts.Value;
 
     /// <summary>The count behind <see cref="LiveContexts"/>, which outlives the pool (a test seam: a test holds it to see
