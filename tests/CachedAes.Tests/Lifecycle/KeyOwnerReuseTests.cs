@@ -133,6 +133,27 @@ public class KeyOwnerReuseTests
     }
 
     [Fact]
+    public void Collections_alone_sweep_a_dropped_instances_key_and_handles()
+    {
+        // No explicit sweep: the object DroppedKeys keeps for finalization after each collection queues one on the thread
+        // pool. An instance that cached a handle (its second call's) is dropped; collections alone, with time for a pool
+        // thread, give that handle back.
+        CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
+        DropInstanceWithCachedHandle(backend);
+        Assert.Equal(1, backend.LiveHandles);
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        while (backend.LiveHandles != 0 && clock.Elapsed < TimeSpan.FromSeconds(20))
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            Thread.Sleep(20);
+        }
+
+        Assert.Equal(0, backend.LiveHandles);
+        Assert.Equal(1, backend.DroppedReleases);
+    }
+
+    [Fact]
     public void The_only_finalizable_types_are_the_two_callbacks_made_once_per_process()
     {
         // A finalizable object per message is what this test class guards against; any new finalizer must be argued for.
@@ -143,6 +164,14 @@ public class KeyOwnerReuseTests
         Assert.Equal(
             ["CachedCryptography.Backends.OpenSsl.OpenSslContextPool+Gen2Callback", "CachedCryptography.Core.DroppedKeys+AfterCollection"],
             finalizable);
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void DropInstanceWithCachedHandle(CountingBackend backend)
+    {
+        var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
+        aes.EncryptEcb(new byte[16], System.Security.Cryptography.PaddingMode.None);
+        aes.EncryptEcb(new byte[16], System.Security.Cryptography.PaddingMode.None);
     }
 
     // Kept out of line so that no instance stays reachable from this method's frame.
