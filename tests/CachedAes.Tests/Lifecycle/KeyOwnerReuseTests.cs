@@ -109,25 +109,24 @@ public class KeyOwnerReuseTests
         KeyMemory.TrimPool(now + Interval);
         Assert.True(KeyMemory.Pooled <= KeyMemory.PoolFloor);
 
-        DropInstances(backend, key, iv, message, expected, 5_000, ref wrong);
+        // All 5,000 alive at once, then dropped together, so each has a memory of its own whenever collections come.
+        DropInstancesTogether(backend, key, iv, message, expected, 5_000, ref wrong);
         TestUtil.CollectDropped();
-        // Fewer than 5,000 when collections came during the loop: the sweeps they queued recycled memories the loop took
-        // again.
         int pooled = KeyMemory.Pooled;
-        Assert.True(pooled >= 1_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
+        Assert.True(pooled >= 4_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
 
         // Within the interval nothing is trimmed; after it, what went in since the last trim is kept (at most the floor's
         // worth, left from before, may go).
         Assert.Equal(0, KeyMemory.TrimPool(now + (2 * Interval) - 1));
         int kept = KeyMemory.TrimPool(now + (2 * Interval));
         Assert.True(kept <= KeyMemory.PoolFloor, $"{kept} of {pooled} pooled memories freed by the trim after they were put in");
-        Assert.Equal(pooled - kept, KeyMemory.Pooled);
-        pooled = KeyMemory.Pooled;
+        Assert.True(KeyMemory.Pooled >= pooled - kept);
 
+        // Nothing taken or put since: all but the floor go (a sweep that recycled a late-found memory meanwhile may keep
+        // that many more), and the freed memories leave the sweep's list.
         int listed = DroppedKeys.Count;
         int freed = KeyMemory.TrimPool(now + (3 * Interval));
-        Assert.Equal(pooled - KeyMemory.PoolFloor, freed);
-        Assert.Equal(KeyMemory.PoolFloor, KeyMemory.Pooled);
+        Assert.True(freed >= pooled - kept - KeyMemory.PoolFloor, $"{freed} of {pooled - kept} pooled memories freed");
         Assert.Equal(listed - freed, DroppedKeys.Count);
         Assert.Equal(0, wrong);
     }
@@ -172,6 +171,21 @@ public class KeyOwnerReuseTests
         var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
         aes.EncryptEcb(new byte[16], System.Security.Cryptography.PaddingMode.None);
         aes.EncryptEcb(new byte[16], System.Security.Cryptography.PaddingMode.None);
+    }
+
+    // Kept out of line so that no instance stays reachable from this method's frame.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void DropInstancesTogether(CountingBackend backend, byte[] key, byte[] iv, byte[] message, byte[] expected, int count, ref int wrong)
+    {
+        var instances = new CachedAes[count];
+        for (int i = 0; i < count; i++)
+        {
+            instances[i] = new CachedAes(backend) { Key = key };
+            if (!instances[i].EncryptCbc(message, iv).AsSpan().SequenceEqual(expected))
+            {
+                wrong++;
+            }
+        }
     }
 
     // Kept out of line so that no instance stays reachable from this method's frame.
