@@ -6,7 +6,11 @@
 #                                  Wine's bcrypt.dll needs it for AES) when missing; non-zero when it cannot
 #   wine_prefix DIR LOGFILE        creates a fresh 64-bit prefix in DIR and exports what every run needs: WINEPREFIX,
 #                                  WINEARCH, WINEDEBUG=-all, and DOTNET_EnableWriteXorExecute=0 (.NET's W^X mapping
-#                                  does not work under Wine); unsets WINEDLLOVERRIDES (mscoree must stay enabled) and
+#                                  does not work under Wine: with it, a .NET 10 process that creates an EventSource,
+#                                  as a Meter and so CachedAes do, and keeps some 10,000 objects alive died at its
+#                                  first collections with "Internal CLR error (0x80131506)" in
+#                                  DynamicResolver+DestroyScout.Finalize, seen 2026-11-27 with a dozen-line program
+#                                  that has no CachedAes code; without it, the same program ran to its end); unsets WINEDLLOVERRIDES (mscoree must stay enabled) and
 #                                  DISPLAY (nothing needs one); non-zero when wineboot fails
 #   wine_windows_version VERSION   makes the current prefix report VERSION (win7, win10, ...)
 
