@@ -14,10 +14,7 @@ rm -rf "$out"
 mkdir -p "$out"
 
 . scripts/lib/wine.sh
-wine_install wine-probe.sh "$out/apt.log" || { echo "wine-probe: could not install Wine"; exit 2; }
-dotnet publish benchmarks/CachedAes.WineProbe -c Release -r win-x64 --self-contained -p:CachedAesTargetFrameworks=net10.0 \
-  -o "$out/app" >"$out/publish.log" 2>&1 || { tail -30 "$out/publish.log"; echo "wine-probe: publish failed"; exit 2; }
-wine_prefix "$out/prefix" "$out/wineboot.log" && wine_windows_version win10 || { echo "wine-probe: no Wine prefix"; exit 2; }
+wine_app wine-probe benchmarks/CachedAes.WineProbe "$out" || exit 2
 echo "wine-probe: $(wine --version 2>/dev/null), prefix as Windows 10"
 wine "$out/app/CachedAes.WineProbe.exe" "$@" 2>&1 | tr -d '\r'
 status=${PIPESTATUS[0]}
