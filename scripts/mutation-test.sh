@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 # Those files use pointers: a mutant there may read or write past a buffer, and so may crash the test host rather than
 # fail a test.
 CORE_FILES=(Core/SymmetricPadding.cs Core/OneShot.cs Core/KeyWrap.cs Core/KeyEpoch.cs Core/KeyEpoch.Key.cs
-  Core/KeyEpoch.Slots.cs Core/KeyEpoch.SharedSlots.cs Core/KeyEpoch.Sweep.cs Core/KeyEpoch.Stock.cs Core/KeyMemory.cs Core/InstanceKey.cs
+  Core/KeyEpoch.Slots.cs Core/KeyEpoch.SharedSlots.cs Core/KeyEpoch.Sweep.cs Core/KeyEpoch.Stock.cs Core/KeyMemory.cs Core/KeyMemory.Pool.cs Core/InstanceKey.cs
   Core/LifecycleLock.cs Core/HandleLease.cs Core/HandleSlots.cs Core/DroppedKeys.cs
   Backends/Intrinsics/AesSchedule.cs Backends/Intrinsics/AesBlocks.cs Backends/Intrinsics/IntrinsicsCipher.cs
   Backends/Intrinsics/X86AesInstructions.cs Backends/Intrinsics/ArmAesInstructions.cs)

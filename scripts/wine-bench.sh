@@ -22,12 +22,7 @@ filters=("$@")
 [[ ${#filters[@]} -gt 0 ]] || filters=('*PerMessage.Stock*' '*PerMessage.Cached*' '*EcbCbcSteady.Stock(Size: 16,*' '*EcbCbcSteady.Cached(Size: 16,*')
 
 . scripts/lib/wine.sh
-wine_install wine-bench.sh "$out/apt.log" || { echo "wine-bench: could not install Wine"; exit 2; }
-
-dotnet publish benchmarks/CachedAes.Benchmarks -c Release -r win-x64 --self-contained -p:CachedAesTargetFrameworks=net10.0 \
-  -o "$out/app" >"$out/publish.log" 2>&1 || { tail -30 "$out/publish.log"; echo "wine-bench: publish failed"; exit 2; }
-
-wine_prefix "$out/prefix" "$out/wineboot.log" && wine_windows_version win10 || { echo "wine-bench: no Wine prefix"; exit 2; }
+wine_app wine-bench benchmarks/CachedAes.Benchmarks "$out" || exit 2
 echo "wine-bench: $(wine --version 2>/dev/null), prefix as Windows 10; job ${CACHEDAES_WINE_BENCH_JOB:-short}; filters: ${filters[*]}"
 
 log="$out/bench.log"
