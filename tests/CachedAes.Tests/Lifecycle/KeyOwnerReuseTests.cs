@@ -25,9 +25,7 @@ public class KeyOwnerReuseTests
     public void A_million_new_instance_messages_make_a_bounded_number_of_key_memories(int threads)
     {
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
-        byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
-        using Aes stock = TestUtil.Stock(key);
-        byte[] expected = stock.EncryptCbc(message, iv);
+        CbcMessage message = CbcMessage.New();
         const int Messages = 1_000_000;
         int perThread = Messages / threads;
         int wrong = 0;
@@ -37,8 +35,8 @@ public class KeyOwnerReuseTests
         {
             for (int i = 0; i < count; i++)
             {
-                using var aes = new CachedAes(backend) { Key = key };
-                if (!aes.EncryptCbc(message, iv).AsSpan().SequenceEqual(expected))
+                using var aes = new CachedAes(backend) { Key = message.Key };
+                if (!message.IsEncryptedRightBy(aes))
                 {
                     Interlocked.Increment(ref wrong);
                 }
@@ -70,15 +68,13 @@ public class KeyOwnerReuseTests
         // of a real process queue them). The key memories the sweep finds are recycled, so about one round's worth is made,
         // not one per instance (the finalizable key memory of the code before made 200,000).
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
-        byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
-        using Aes stock = TestUtil.Stock(key);
-        byte[] expected = stock.EncryptCbc(message, iv);
+        CbcMessage message = CbcMessage.New();
         const int Rounds = 20, PerRound = 10_000;
         int wrong = 0;
         long before = KeyMemory.Created;
         for (int round = 0; round < Rounds; round++)
         {
-            DropInstances(backend, key, iv, message, expected, PerRound, ref wrong);
+            DropInstances(backend, message, PerRound, ref wrong);
             TestUtil.CollectDropped();
         }
 
@@ -97,9 +93,7 @@ public class KeyOwnerReuseTests
         // the freed memories leave the sweep's list. Clock readings one trim interval apart stand in for the waits (the
         // sweeps the collections queue meanwhile read the real clock, which is earlier, and trim nothing).
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
-        byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], message = RandomNumberGenerator.GetBytes(16);
-        using Aes stock = TestUtil.Stock(key);
-        byte[] expected = stock.EncryptCbc(message, iv);
+        CbcMessage message = CbcMessage.New();
         int wrong = 0;
         const int Interval = KeyMemory.TrimIntervalMilliseconds;
         long now = Environment.TickCount64 + (10 * Interval);
@@ -110,7 +104,7 @@ public class KeyOwnerReuseTests
         Assert.True(KeyMemory.Pooled <= KeyMemory.PoolFloor);
 
         // All 5,000 alive at once, then dropped together, so each has a memory of its own whenever collections come.
-        DropInstancesTogether(backend, key, iv, message, expected, 5_000, ref wrong);
+        DropInstancesTogether(backend, message, 5_000, ref wrong);
         TestUtil.CollectDropped();
         int pooled = KeyMemory.Pooled;
         Assert.True(pooled >= 4_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
@@ -175,13 +169,13 @@ public class KeyOwnerReuseTests
 
     // Kept out of line so that no instance stays reachable from this method's frame.
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static void DropInstancesTogether(CountingBackend backend, byte[] key, byte[] iv, byte[] message, byte[] expected, int count, ref int wrong)
+    private static void DropInstancesTogether(CountingBackend backend, CbcMessage message, int count, ref int wrong)
     {
         var instances = new CachedAes[count];
         for (int i = 0; i < count; i++)
         {
-            instances[i] = new CachedAes(backend) { Key = key };
-            if (!instances[i].EncryptCbc(message, iv).AsSpan().SequenceEqual(expected))
+            instances[i] = new CachedAes(backend) { Key = message.Key };
+            if (!message.IsEncryptedRightBy(instances[i]))
             {
                 wrong++;
             }
@@ -190,12 +184,12 @@ public class KeyOwnerReuseTests
 
     // Kept out of line so that no instance stays reachable from this method's frame.
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    private static void DropInstances(CountingBackend backend, byte[] key, byte[] iv, byte[] message, byte[] expected, int count, ref int wrong)
+    private static void DropInstances(CountingBackend backend, CbcMessage message, int count, ref int wrong)
     {
         for (int i = 0; i < count; i++)
         {
-            var aes = new CachedAes(backend) { Key = key };
-            if (!aes.EncryptCbc(message, iv).AsSpan().SequenceEqual(expected))
+            var aes = new CachedAes(backend) { Key = message.Key };
+            if (!message.IsEncryptedRightBy(aes))
             {
                 wrong++;
             }
@@ -203,4 +197,18 @@ public class KeyOwnerReuseTests
     }
 
     private static Barrier Barrier { get; set; } = null!;
+
+    // One 16-byte CBC message under a random 256-bit key, with stock's ciphertext of it: what every instance these tests
+    // make encrypts, each output compared with stock's.
+    private sealed record CbcMessage(byte[] Key, byte[] Iv, byte[] Plaintext, byte[] Expected)
+    {
+        public static CbcMessage New()
+        {
+            byte[] key = RandomNumberGenerator.GetBytes(32), iv = new byte[16], plaintext = RandomNumberGenerator.GetBytes(16);
+            using Aes stock = TestUtil.Stock(key);
+            return new(key, iv, plaintext, stock.EncryptCbc(plaintext, iv));
+        }
+
+        public bool IsEncryptedRightBy(Aes aes) => aes.EncryptCbc(Plaintext, Iv).AsSpan().SequenceEqual(Expected);
+    }
 }
