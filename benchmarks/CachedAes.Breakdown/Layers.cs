@@ -5,7 +5,8 @@ using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Benchmarks;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 

@@ -1,13 +1,14 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography;
 
 // Key wrap cores: RFC 5649 (with padding) overrides .NET 10's Aes cores; RFC 3394 (without padding) overrides .NET 11's
 // (on the net10.0 build they are private, called by the members in CachedAes.Rfc3394.Net10.cs). Every one runs all its AES
-// steps on one cached ECB handle, held for the whole operation (Core/KeyWrap.cs).
+// steps on one cached ECB handle, held for the whole operation (Operations/KeyWrap.cs).
 public sealed partial class CachedAes
 {
     // RFC 3394 section 2.2.3.1: the default initial value. A constant span: no allocation.

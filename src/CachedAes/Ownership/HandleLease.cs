@@ -1,6 +1,6 @@
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core;
+namespace CachedCryptography.Ownership;
 
 /// <summary>A native handle held by one caller; <see cref="Dispose"/> gives it back to its epoch. Use it with <c>using</c>.</summary>
 internal readonly ref struct HandleLease
@@ -18,7 +18,7 @@ internal readonly ref struct HandleLease
         Cipher = cipher;
     }
 
-    /// <summary>The handle, keyed with the instance's key as of the moment it was taken.</summary>
+    /// <summary>The handle, keyed with the key of the epoch it came from as of the moment it was taken.</summary>
     public BlockCipher Cipher { get; }
 
     public void Dispose() => _epoch.Return(ref _slot, Cipher);

@@ -1,0 +1,45 @@
+using System;
+using System.Security.Cryptography;
+
+namespace CachedCryptography.Ownership;
+
+/// <summary>
+/// A stock <see cref="System.Security.Cryptography.Aes"/> holding an epoch's key, kept between calls by the epoch like a
+/// handle (<c>KeyEpoch.Stock.cs</c>). CFB is not cached natively (no platform shim implements it), so CFB one-shots run
+/// on it, and so do the transforms CachedAes leaves to stock (CFB, and every transform on the stock fallback).
+/// </summary>
+internal sealed class StockAes
+{
+    public StockAes(ReadOnlySpan<byte> key)
+    {
+        Aes = System.Security.Cryptography.Aes.Create();
+        Aes.SetKey(key);
+    }
+
+    /// <summary>A stock instance holding the epoch's key.</summary>
+    public Aes Aes { get; }
+
+    /// <summary>The version of the epoch's key it holds.</summary>
+    public int KeyVersion { get; init; }
+
+    /// <summary>Frees the stock instance (and its copy of the key).</summary>
+    public void Release() => Aes.Dispose();
+}
+
+/// <summary>The stock instance holding an epoch's key, held by one caller; <see cref="Dispose"/> gives it back. Use it with <c>using</c>.</summary>
+internal readonly ref struct StockLease
+{
+    private readonly KeyEpoch _epoch;
+    private readonly StockAes _stock;
+
+    internal StockLease(KeyEpoch epoch, StockAes stock)
+    {
+        _epoch = epoch;
+        _stock = stock;
+    }
+
+    /// <summary>A stock <see cref="System.Security.Cryptography.Aes"/> holding the key of the epoch it came from.</summary>
+    public Aes Aes => _stock.Aes;
+
+    public void Dispose() => _epoch.ReturnStock(_stock);
+}
