@@ -240,7 +240,9 @@ internal sealed partial class KeyEpoch
         {
             _memory.Close(_generation);
 
-            // The epoch stays reachable until its memory is closed: see the remarks.
+            // The epoch stays reachable until its memory is closed (see the remarks): without this line, optimized code
+            // stops reporting the epoch once it has read the two fields above, and a collection inside the close (its
+            // compare-exchange loop is a safe point) could find the epoch unreachable.
             GC.KeepAlive(this);
         }
     }

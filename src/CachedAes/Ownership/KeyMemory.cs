@@ -55,6 +55,12 @@ internal sealed unsafe class KeyMemory
         Reclaimer.Register(this);
     }
 
+    /// <summary>
+    /// A test seam: runs at the start of <see cref="Close"/>, where a collection can happen in optimized code (the
+    /// compare-exchange loop below is a safe point). Tests collect and sweep there.
+    /// </summary>
+    internal static Action? BeforeClose { get; set; }
+
     /// <summary>How many have been made in this process (a test seam).</summary>
     internal static long Created => Interlocked.Read(ref s_created);
 
@@ -143,6 +149,7 @@ internal sealed unsafe class KeyMemory
     /// </summary>
     public void Close(long generation)
     {
+        BeforeClose?.Invoke();
         long state = Volatile.Read(ref _state);
 
         // Progress by construction: only readers change the state of an open tenure (references up and down), and each

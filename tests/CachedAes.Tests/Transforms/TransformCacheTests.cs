@@ -255,7 +255,7 @@ public sealed class TransformCacheTests
         Assert.Equal(backend.Pool.Count + cached, backend.Pool.LiveContexts);
     }
 
-    private static int KeyEpochCap => Ownership.KeyEpoch.HandlesPerMode;
+    private static int KeyEpochCap => CachedCryptography.Ownership.KeyEpoch.HandlesPerMode;
 
     private static ICryptoTransform NewInstanceTransform(CipherBackend backend, byte[] key)
     {
