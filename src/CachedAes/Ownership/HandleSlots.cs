@@ -76,16 +76,55 @@ internal sealed class HandleSlots
     /// object overload of the exchange: the generic one runs as shared generic code with a type test on every call.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static BlockCipher? Reserve(ref BlockCipher? slot) =>
-        Unsafe.As<BlockCipher?>(Interlocked.Exchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), Busy));
+    internal static BlockCipher? Reserve(ref BlockCipher? slot)
+    {
+        BlockCipher? held = Unsafe.As<BlockCipher?>(Interlocked.Exchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), Busy));
+        if (OwnershipAudit.Enabled && IsHandle(held))
+        {
+            OwnershipAudit.OutOfSlot(held!);
+        }
+
+        return held;
+    }
 
     /// <summary>Empties <paramref name="slot"/> if it still holds <paramref name="cipher"/> idle; true if this caller did (it then owns the handle).</summary>
-    internal static bool TryTake(ref BlockCipher? slot, BlockCipher cipher) =>
-        Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, cipher) == cipher;
+    internal static bool TryTake(ref BlockCipher? slot, BlockCipher cipher)
+    {
+        if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), null, cipher) != cipher)
+        {
+            return false;
+        }
+
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.OutOfSlot(cipher);
+        }
+
+        return true;
+    }
 
     /// <summary>Puts <paramref name="cipher"/> into <paramref name="slot"/> if it is empty; true if it did (a full fence).</summary>
-    internal static bool TryFill(ref BlockCipher? slot, BlockCipher cipher) =>
-        Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), cipher, null) is null;
+    internal static bool TryFill(ref BlockCipher? slot, BlockCipher cipher)
+    {
+        // Recorded before the handle is visible in the slot (and undone if it does not go in), so that another thread
+        // taking it out never finds the record behind.
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.IntoSlot(cipher);
+        }
+
+        if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), cipher, null) is null)
+        {
+            return true;
+        }
+
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.OutOfSlot(cipher);
+        }
+
+        return false;
+    }
 
     /// <summary>Puts <paramref name="cipher"/> into an empty shared slot of its mode and direction; a null reference if none is empty.</summary>
     internal static ref BlockCipher? TryFillFree(BlockCipher?[] shared, BlockCipher cipher)
@@ -188,6 +227,12 @@ internal sealed class HandleSlots
         if (held is null)
         {
             return 0;
+        }
+
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.OutOfSlot(held);
+            OwnershipAudit.GiveDropped(held);
         }
 
         held.Release();

@@ -127,6 +127,11 @@ internal sealed partial class KeyEpoch
         if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && cipher.KeyVersion == Volatile.Read(ref _version)
             && (_slots!.Shared is null || !_slots.IsInline(ref slot)))
         {
+            if (OwnershipAudit.Enabled)
+            {
+                OwnershipAudit.IntoSlot(cipher);
+            }
+
             Volatile.Write(ref slot, cipher);
 
             // This side of the ordering argument (see the remarks): store, then read the holders and the version.
@@ -296,6 +301,11 @@ internal sealed partial class KeyEpoch
     {
         BlockCipher created = state.Epoch._backend.Create(state.Mode, state.Encrypting, key);
         created.KeyVersion = version;
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.Take(created, state.Epoch);
+        }
+
         CachedAesMetrics.HandleCreated();
         return created;
     };
@@ -336,7 +346,7 @@ internal sealed partial class KeyEpoch
     // Takes `cipher` out of `slot` and gives it back, unless another caller emptied or reserved the slot first (that
     // caller then owns the handle).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void GiveBackFromSlot(ref BlockCipher? slot, BlockCipher cipher)
+    private void GiveBackFromSlot(ref BlockCipher? slot, BlockCipher cipher)
     {
         if (HandleSlots.TryTake(ref slot, cipher))
         {
@@ -345,8 +355,13 @@ internal sealed partial class KeyEpoch
     }
 
     // Every handle a live epoch gives up goes through here (a dropped epoch's go through HandleSlots.GiveBackDropped).
-    private static void GiveBack(BlockCipher cipher)
+    private void GiveBack(BlockCipher cipher)
     {
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.Give(cipher, this);
+        }
+
         cipher.Release();
         CachedAesMetrics.HandleReleased();
     }
@@ -509,7 +524,7 @@ internal sealed partial class KeyEpoch
     // A key change to a new epoch: the handle in `slot` (if still idle) leaves this epoch for `target`, re-keyed, or is
     // given back.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void MoveTo(ref BlockCipher? slot, BlockCipher held, KeyEpoch target, ReadOnlySpan<byte> key)
+    private void MoveTo(ref BlockCipher? slot, BlockCipher held, KeyEpoch target, ReadOnlySpan<byte> key)
     {
         if (!HandleSlots.TryTake(ref slot, held))
         {
@@ -534,6 +549,12 @@ internal sealed partial class KeyEpoch
             // A new epoch's key is version 0 (a later rewrite of it makes this handle's version old, and it is given back).
             held.KeyVersion = 0;
             CachedAesMetrics.HandleRekeyed();
+            if (OwnershipAudit.Enabled)
+            {
+                OwnershipAudit.Give(held, this);
+                OwnershipAudit.Take(held, target);
+            }
+
             target.Adopt(held);
         }
     }

@@ -238,6 +238,11 @@ internal sealed partial class KeyEpoch
         }
         finally
         {
+            if (OwnershipAudit.Enabled)
+            {
+                OwnershipAudit.Give(_memory, this);
+            }
+
             _memory.Close(_generation);
 
             // The epoch stays reachable until its memory is closed (see the remarks): without this line, optimized code

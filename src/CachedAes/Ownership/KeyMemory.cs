@@ -98,6 +98,11 @@ internal sealed unsafe class KeyMemory
         long owned = (pooled & GenerationMask) + OneGeneration + Owned;
         Invariant.Check(Interlocked.CompareExchange(ref memory._state, owned, pooled) == pooled, "nobody else changes a key memory being rented");
         generation = owned & GenerationMask;
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.Take(memory, owner);
+        }
+
         return memory;
     }
 
@@ -213,6 +218,11 @@ internal sealed unsafe class KeyMemory
         }
 
         slots = ownerSlots;
+        if (OwnershipAudit.Enabled)
+        {
+            OwnershipAudit.GiveDropped(this);
+        }
+
         if ((state & ReferenceMask) == 0)
         {
             Recycle(state - Owned + Closed);

@@ -67,6 +67,13 @@ internal static class Program
             : null;
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"stress {mode} {count}: {clock.Elapsed.TotalSeconds:0.0} s, handles made {counted.Creations}, given back for dropped key epochs {counted.DroppedReleases}, native contexts left {openSsl.Pool.LiveContexts} (all pooled)"));
+        if (Ownership.OwnershipAudit.Enabled)
+        {
+            // The audit ends the process at the first thing with two holders; this line shows that it ran.
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"ownership audit: {Ownership.OwnershipAudit.Checks} checks, no thing with two holders"));
+            failure ??= Ownership.OwnershipAudit.Checks == 0 ? "the ownership audit was on but checked nothing" : null;
+        }
+
         Console.WriteLine(failure is null ? "stress: OK" : $"stress: FAILED: {failure}");
         return failure is null ? 0 : 1;
     }
