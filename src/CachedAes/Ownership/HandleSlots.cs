@@ -81,7 +81,7 @@ internal sealed class HandleSlots
         BlockCipher? held = Unsafe.As<BlockCipher?>(Interlocked.Exchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), Busy));
         if (OwnershipAudit.Enabled && IsHandle(held))
         {
-            OwnershipAudit.OutOfSlot(held!);
+            OwnershipAudit.Slot(into: false, handle: held!);
         }
 
         return held;
@@ -97,7 +97,7 @@ internal sealed class HandleSlots
 
         if (OwnershipAudit.Enabled)
         {
-            OwnershipAudit.OutOfSlot(cipher);
+            OwnershipAudit.Slot(into: false, handle: cipher);
         }
 
         return true;
@@ -110,7 +110,7 @@ internal sealed class HandleSlots
         // taking it out never finds the record behind.
         if (OwnershipAudit.Enabled)
         {
-            OwnershipAudit.IntoSlot(cipher);
+            OwnershipAudit.Slot(into: true, handle: cipher);
         }
 
         if (Interlocked.CompareExchange(ref Unsafe.As<BlockCipher?, object?>(ref slot), cipher, null) is null)
@@ -120,7 +120,7 @@ internal sealed class HandleSlots
 
         if (OwnershipAudit.Enabled)
         {
-            OwnershipAudit.OutOfSlot(cipher);
+            OwnershipAudit.Slot(into: false, handle: cipher);
         }
 
         return false;
@@ -231,7 +231,7 @@ internal sealed class HandleSlots
 
         if (OwnershipAudit.Enabled)
         {
-            OwnershipAudit.OutOfSlot(held);
+            OwnershipAudit.Slot(into: false, handle: held);
             OwnershipAudit.GiveDropped(held);
         }
 

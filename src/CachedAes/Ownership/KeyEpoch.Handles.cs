@@ -129,7 +129,7 @@ internal sealed partial class KeyEpoch
         {
             if (OwnershipAudit.Enabled)
             {
-                OwnershipAudit.IntoSlot(cipher);
+                OwnershipAudit.Slot(into: true, handle: cipher);
             }
 
             Volatile.Write(ref slot, cipher);

@@ -38,86 +38,45 @@ internal static class OwnershipAudit
     private static long s_checks;
 
     /// <summary><paramref name="holder"/> becomes the one holder of <paramref name="thing"/>.</summary>
-    internal static void Take(object thing, object holder)
+    internal static void Take(object thing, object holder) => Update(thing, record =>
     {
-        lock (s_lock)
-        {
-            Record record = s_records.GetOrCreateValue(thing);
-            if (record.Holder is not null && record.Holder.TryGetTarget(out object? other))
-            {
-                Fail($"{Describe(thing)} taken by {Describe(holder)} while {Describe(other)} holds it");
-            }
-
-            record.Holder = new WeakReference<object>(holder);
-            s_checks++;
-        }
-    }
+        object? other = null;
+        return record.Holder?.TryGetTarget(out other) == true ? $"taken by {Describe(holder)} while {Describe(other!)} holds it" : null;
+    }, record => record.Holder = new WeakReference<object>(holder));
 
     /// <summary><paramref name="holder"/> gives <paramref name="thing"/> up; it must be the holder.</summary>
-    internal static void Give(object thing, object holder)
+    internal static void Give(object thing, object holder) => Update(thing, record =>
     {
-        lock (s_lock)
-        {
-            Record record = s_records.GetOrCreateValue(thing);
-            if (record.Holder is null || !record.Holder.TryGetTarget(out object? held) || held != holder)
-            {
-                Fail($"{Describe(thing)} given up by {Describe(holder)}, which does not hold it");
-            }
-
-            record.Holder = null;
-            s_checks++;
-        }
-    }
+        object? held = null;
+        return record.Holder?.TryGetTarget(out held) == true && held == holder ? null : $"given up by {Describe(holder)}, which does not hold it";
+    }, record => record.Holder = null);
 
     /// <summary>The reclaimer takes <paramref name="thing"/> back from its dropped holder, which must be unreachable.</summary>
-    internal static void GiveDropped(object thing)
+    internal static void GiveDropped(object thing) => Update(thing, record =>
+    {
+        object? held = null;
+        return record.Holder is null ? "taken back for a dropped holder, but nobody held it"
+            : record.Holder.TryGetTarget(out held) ? $"taken back for a dropped holder while {Describe(held)} is reachable"
+            : null;
+    }, record => record.Holder = null);
+
+    /// <summary>A handle goes into a slot (<paramref name="into"/>), which it must not be in, or out of one it must be in.</summary>
+    internal static void Slot(object handle, bool into) => Update(handle, record =>
+        record.InSlot == into ? (into ? "put into a slot while it is in one" : "taken out of a slot it is not in") : null,
+        record => record.InSlot = into);
+
+    // Checks the record of `thing` under the lock (`broken` says what is wrong, or null), then changes it.
+    private static void Update(object thing, Func<Record, string?> broken, Action<Record> change)
     {
         lock (s_lock)
         {
             Record record = s_records.GetOrCreateValue(thing);
-            if (record.Holder is null)
+            if (broken(record) is { } what)
             {
-                Fail($"{Describe(thing)} taken back for a dropped holder, but nobody held it");
+                Fail($"{Describe(thing)} {what}");
             }
 
-            if (record.Holder.TryGetTarget(out object? held))
-            {
-                Fail($"{Describe(thing)} taken back for a dropped holder while {Describe(held)} is reachable");
-            }
-
-            record.Holder = null;
-            s_checks++;
-        }
-    }
-
-    /// <summary>A handle goes into a slot; it must be in none.</summary>
-    internal static void IntoSlot(object handle)
-    {
-        lock (s_lock)
-        {
-            Record record = s_records.GetOrCreateValue(handle);
-            if (record.InSlot)
-            {
-                Fail($"{Describe(handle)} put into a slot while it is in one");
-            }
-
-            record.InSlot = true;
-            s_checks++;
-        }
-    }
-
-    /// <summary>A handle comes out of a slot; it must be in one.</summary>
-    internal static void OutOfSlot(object handle)
-    {
-        lock (s_lock)
-        {
-            Record record = s_records.GetOrCreateValue(handle);
-            if (!record.InSlot)
-            {
-                Fail($"{Describe(handle)} taken out of a slot it is not in");
-            }
-
-            record.InSlot = false;
+            change(record);
             s_checks++;
         }
     }
