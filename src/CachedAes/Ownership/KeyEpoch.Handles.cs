@@ -21,18 +21,10 @@ namespace CachedCryptography.Ownership;
 /// <para><b>Key versions.</b> Every handle records the key version it was keyed with. A call takes a handle only if its
 /// version is the epoch's current one, and a handle that comes back with an older version (its call began before a key
 /// change rewrote the key) is given back instead of cached.</para>
-/// <para><b>Why a returned handle is never stranded.</b> Two events make a cached handle unwanted: the epoch closes (the
-/// holders reach zero) or a key change rewrites the key (the version moves on). Each is published with a full fence and
-/// then followed by a sweep of the slots (<see cref="SweepUntilSettled"/>). A caller giving a handle back stores it and
-/// then reads the holders and the version (<see cref="Return"/>, <see cref="IsStale"/>). If the sweep finds the handle,
-/// it gives it back (or re-keys it); if the caller sees the new value, it takes the handle back out and gives it back
-/// (whichever empties the slot first owns it). A slot the sweep reads as empty or idle can only be reserved later, by an
-/// interlocked exchange that follows the fenced publication, so that caller sees the new value. The one gap is a slot the
-/// sweep finds busy: the caller's plain store may still sit in its processor's store buffer while its reads are already
-/// satisfied, so both sides would miss. For that case alone the sweep issues
-/// <see cref="Interlocked.MemoryBarrierProcessWide"/> and sweeps again: every store made before the barrier is then
-/// visible, and a caller that stores after it reads the new value. A handle still missed belongs to a call that has not
-/// returned yet, which gives it back when it does.</para>
+/// <para><b>Why a returned handle is never stranded</b> (docs/design-notes.md, "Ownership", point 3): a close or key
+/// change publishes its new value with a full fence and then sweeps; a returning call stores and then reads
+/// (<see cref="Return"/>, <see cref="IsStale"/>); a sweep that finds a slot busy issues
+/// <see cref="Interlocked.MemoryBarrierProcessWide"/> and sweeps again (<see cref="SweepUntilSettled"/>).</para>
 /// <para><b>The first handle.</b> An epoch's first handle is given back when its call returns, and handles are cached
 /// from the second on (docs/design-notes.md, "The first handle"): a key used for one call (a new instance per message,
 /// one never disposed) then costs a pooled context and no slots.</para>
