@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 # fail a test.
 CORE_FILES=(Operations/SymmetricPadding.cs Operations/OneShot.cs Operations/KeyWrap.cs
   Ownership/KeyEpoch.cs Ownership/KeyEpoch.Handles.cs Ownership/KeyEpoch.Stock.cs Ownership/KeyMemory.cs
-  Ownership/KeyMemoryPool.cs Ownership/InstanceKey.cs Ownership/HandleLease.cs Ownership/HandleSlots.cs Ownership/Reclaimer.cs
+  Ownership/PerProcessorStacks.cs Ownership/InstanceKey.cs Ownership/HandleLease.cs Ownership/HandleSlots.cs Ownership/Reclaimer.cs
   Backends/Intrinsics/AesSchedule.cs Backends/Intrinsics/AesBlocks.cs Backends/Intrinsics/IntrinsicsCipher.cs
   Backends/Intrinsics/X86AesInstructions.cs Backends/Intrinsics/ArmAesInstructions.cs)
 # The smaller scope the CI lane runs (--ci): padding and key wrap.

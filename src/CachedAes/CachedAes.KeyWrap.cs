@@ -19,7 +19,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">A native call failed.</exception>
     protected override void EncryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
         KeyWrap.WrapPadded(ecb.Cipher, source, destination);
     }
 
@@ -31,7 +31,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The ciphertext does not unwrap under this key (integrity check failed), or a native call failed.</exception>
     protected override int DecryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
         return KeyWrap.UnwrapPadded(ecb.Cipher, source, destination);
     }
 
@@ -49,7 +49,7 @@ public sealed partial class CachedAes
     private void EncryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
 #endif
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
         KeyWrap.Wrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
     }
 
@@ -68,7 +68,7 @@ public sealed partial class CachedAes
     private int DecryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
 #endif
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
         KeyWrap.Unwrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
         return destination.Length;
     }

@@ -63,7 +63,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using StockLease stock = _key.RentStock(KeySizeValue);
+        using KeyEpoch.StockLease stock = _key.RentStock(KeySizeValue);
         return stock.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
@@ -72,7 +72,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using StockLease stock = _key.RentStock(KeySizeValue);
+        using KeyEpoch.StockLease stock = _key.RentStock(KeySizeValue);
         return stock.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
@@ -87,7 +87,7 @@ public sealed partial class CachedAes
 
         if (length != 0)
         {
-            using HandleLease lease = Rent(mode, encrypting: true);
+            using KeyEpoch.HandleLease lease = Rent(mode, encrypting: true);
             OneShot.Encrypt(lease.Cipher, iv, padding, plaintext, destination.Slice(0, length));
         }
 
@@ -104,7 +104,7 @@ public sealed partial class CachedAes
             return check == OneShot.Decryption.Empty;
         }
 
-        using HandleLease lease = Rent(mode, encrypting: false);
+        using KeyEpoch.HandleLease lease = Rent(mode, encrypting: false);
         return OneShot.Decrypt(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
     }
 

@@ -163,14 +163,14 @@ public sealed partial class CachedAes
     private ICryptoTransform CreateStockTransformWithOwnKey(bool encrypting)
     {
         byte[] iv = CopyIV();
-        using StockLease stock = LeaseStock();
+        using KeyEpoch.StockLease stock = LeaseStock();
         stock.Aes.IV = iv;
         return encrypting ? stock.Aes.CreateEncryptor() : stock.Aes.CreateDecryptor();
     }
 
     private ICryptoTransform CreateStockTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
     {
-        using StockLease stock = LeaseStock();
+        using KeyEpoch.StockLease stock = LeaseStock();
         return encrypting ? stock.Aes.CreateEncryptor(rgbKey, rgbIV) : stock.Aes.CreateDecryptor(rgbKey, rgbIV);
     }
 
@@ -189,9 +189,9 @@ public sealed partial class CachedAes
         }
     }
 
-    private StockLease LeaseStock()
+    private KeyEpoch.StockLease LeaseStock()
     {
-        StockLease stock = _key.RentStock(KeySizeValue);
+        KeyEpoch.StockLease stock = _key.RentStock(KeySizeValue);
         stock.Aes.Mode = Mode;
         stock.Aes.Padding = Padding;
         stock.Aes.FeedbackSize = FeedbackSize;

@@ -187,5 +187,5 @@ public sealed partial class CachedAes : Aes
 
     // A handle for `mode` and direction with the current key, held until the lease is disposed.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(KeySizeValue, mode, encrypting);
+    private KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(KeySizeValue, mode, encrypting);
 }

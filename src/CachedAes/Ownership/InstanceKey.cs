@@ -126,8 +126,8 @@ internal struct InstanceKey
     /// </summary>
     /// <exception cref="System.Security.Cryptography.CryptographicException">The native library could not make a handle.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public HandleLease Rent(int keySizeBits, BlockCipherMode mode, bool encrypting) =>
-        Volatile.Read(ref _epoch) is { } epoch && epoch.TryRent(mode, encrypting, out HandleLease lease)
+    public KeyEpoch.HandleLease Rent(int keySizeBits, BlockCipherMode mode, bool encrypting) =>
+        Volatile.Read(ref _epoch) is { } epoch && epoch.TryRent(mode, encrypting, out KeyEpoch.HandleLease lease)
             ? lease
             : RentLocked(keySizeBits, mode, encrypting);
 
@@ -135,9 +135,9 @@ internal struct InstanceKey
     /// Takes the stock instance holding the current key (generated first if there is none), made now if none is cached.
     /// Dispose the lease to give it back.
     /// </summary>
-    public StockLease RentStock(int keySizeBits)
+    public KeyEpoch.StockLease RentStock(int keySizeBits)
     {
-        if (Volatile.Read(ref _epoch) is { } epoch && epoch.TryRentStock(out StockLease lease))
+        if (Volatile.Read(ref _epoch) is { } epoch && epoch.TryRentStock(out KeyEpoch.StockLease lease))
         {
             return lease;
         }
@@ -178,12 +178,12 @@ internal struct InstanceKey
     // No epoch yet, or the one read was overtaken by a lifecycle operation (closed, or its key being rewritten): once
     // more under the lock, where the current epoch is open and stable.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private HandleLease RentLocked(int keySizeBits, BlockCipherMode mode, bool encrypting)
+    private KeyEpoch.HandleLease RentLocked(int keySizeBits, BlockCipherMode mode, bool encrypting)
     {
         Enter();
         try
         {
-            Invariant.Check(CurrentLocked(keySizeBits).TryRent(mode, encrypting, out HandleLease lease), "I: under the lifecycle lock the current epoch is open and not being rewritten");
+            Invariant.Check(CurrentLocked(keySizeBits).TryRent(mode, encrypting, out KeyEpoch.HandleLease lease), "I: under the lifecycle lock the current epoch is open and not being rewritten");
             return lease;
         }
         finally

@@ -62,6 +62,7 @@ internal sealed partial class KeyEpoch
     {
         _backend = backend;
         _holders = heldByInstance ? InstanceHolds : OneTransform;
+        Reclaimer.Arm();
         _memory = KeyMemory.Rent(this, out _generation);
 
         // Nobody else can reach the memory yet: the first write needs no reference.

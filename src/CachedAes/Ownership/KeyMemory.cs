@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Threading;
@@ -6,9 +7,9 @@ using System.Threading;
 namespace CachedCryptography.Ownership;
 
 /// <summary>
-/// Native memory for one key at a time (never moved or copied by the collector), owned by one <see cref="KeyEpoch"/> at
-/// a time and recycled through <see cref="KeyMemoryPool"/> once its owner has closed it. Not finalizable: an owner
-/// dropped without closing it is found through a weak handle by <see cref="Reclaimer"/>.
+/// Native memory for one key at a time (never moved or copied by the collector), owned by one key epoch at a time and
+/// pooled once its owner has closed it. Not finalizable: an owner dropped without closing it is found through a weak
+/// handle by the reclaimer (<c>Reclaimer.cs</c>), which goes through the list of every memory kept here.
 /// </summary>
 /// <remarks>
 /// <para><b>The state word</b> (docs/design-notes.md, "Ownership", table M): the generation (bits 32-63), the references
@@ -20,8 +21,14 @@ namespace CachedCryptography.Ownership;
 /// (<see cref="Invariant"/>), never a silent second close.</para>
 /// <para><b>The weak handle</b> points at the owner for the whole of its tenure (set before the memory is published as
 /// owned, and not changed until the next rent): it reads null only once the collector has found the owner unreachable
-/// for good, and an owner keeps itself reachable until its own close has finished (<see cref="KeyEpoch"/>), so the
+/// for good, and an owner keeps itself reachable until its own close has finished (<c>KeyEpoch.cs</c>), so the
 /// reclaimer can close a memory only for an owner that will never act on it again.</para>
+/// <para><b>The pool</b> (<see cref="PerProcessorStacks{T}"/>): instances never disposed take, between two collections,
+/// about what the reclaimer recycled after the last one, so the pool holds what such code uses while it keeps coming. At
+/// most every <see cref="TrimIntervalMilliseconds"/> (the reclaimer's sweep calls <see cref="TrimPool()"/>) the memory
+/// each stack held all the time since the last trim is freed, keeping <see cref="FloorPerStack"/> per stack.</para>
+/// <para><b>The list</b> of every memory, from its creation to its free (an array and a lock: memories are made and freed
+/// rarely once warm), which the reclaimer goes through after each collection (<see cref="AddMayBeDropped"/>).</para>
 /// </remarks>
 internal sealed unsafe class KeyMemory
 {
@@ -33,7 +40,22 @@ internal sealed unsafe class KeyMemory
     private const long OneGeneration = 1L << 32, GenerationMask = ~(OneGeneration - 1);
     private const long ReferenceMask = ~GenerationMask & ~PhaseMask;
 
+    /// <summary>How many pooled memories each stack keeps through a trim, however few were used.</summary>
+    internal const int FloorPerStack = 8;
+
+    /// <summary>The shortest time between two trims of the pool (as long as the OpenSSL context pool's idle time).</summary>
+    internal const int TrimIntervalMilliseconds = 10_000;
+
+    private static readonly PerProcessorStacks<KeyMemory> s_pool = new();
+    private static long s_trimmedAt = Environment.TickCount64;
     private static long s_created;
+
+    private static readonly Lock s_listLock = new();
+    private static KeyMemory?[] s_list = new KeyMemory?[64];
+    private static int s_listed;
+
+    // Where this memory is in the list (written under its lock).
+    private int _listIndex = -1;
 
     // Zero unless owned. Null once freed.
     private byte* _bytes;
@@ -52,7 +74,16 @@ internal sealed unsafe class KeyMemory
         _bytes = (byte*)NativeMemory.AllocZeroed(Size);
         _owner = GCHandle.Alloc(null, GCHandleType.WeakTrackResurrection);
         Interlocked.Increment(ref s_created);
-        Reclaimer.Register(this);
+        lock (s_listLock)
+        {
+            if (s_listed == s_list.Length)
+            {
+                Array.Resize(ref s_list, 2 * s_listed);
+            }
+
+            _listIndex = s_listed;
+            s_list[s_listed++] = this;
+        }
     }
 
     /// <summary>
@@ -64,8 +95,23 @@ internal sealed unsafe class KeyMemory
     /// <summary>How many have been made in this process (a test seam).</summary>
     internal static long Created => Interlocked.Read(ref s_created);
 
-    /// <summary>Where <see cref="Reclaimer"/> keeps this memory in its list (written under the reclaimer's lock).</summary>
-    internal int RegistryIndex { get; set; } = -1;
+    /// <summary>How many memories the list holds now (a test seam).</summary>
+    internal static int Listed
+    {
+        get
+        {
+            lock (s_listLock)
+            {
+                return s_listed;
+            }
+        }
+    }
+
+    /// <summary>How many memories wait in the pool (a test seam).</summary>
+    internal static int PooledCount => s_pool.Count;
+
+    /// <summary>How many stacks the pool has (one per processor, up to 64; a test seam).</summary>
+    internal static int PoolStacks => s_pool.Stacks;
 
     /// <summary>The bytes; only between <see cref="TryAddRef"/> and <see cref="Release"/>, or for the owner's first write.</summary>
     public Span<byte> Bytes => new(_bytes, Size);
@@ -86,9 +132,9 @@ internal sealed unsafe class KeyMemory
     /// <summary>Memory for <paramref name="owner"/>'s key (zeroed), pooled or new: transition M1.</summary>
     /// <param name="owner">The epoch that owns it until it closes it, or until the collector finds it unreachable.</param>
     /// <param name="generation">The generation of this tenure, for <see cref="TryAddRef"/> and <see cref="Close"/>.</param>
-    public static KeyMemory Rent(KeyEpoch owner, out long generation)
+    public static KeyMemory Rent(object owner, out long generation)
     {
-        KeyMemory memory = KeyMemoryPool.TryTake() ?? new KeyMemory();
+        KeyMemory memory = s_pool.TryTake() ?? new KeyMemory();
         long pooled = Volatile.Read(ref memory._state);
         Invariant.Check((pooled & ~GenerationMask) == Pooled, "a key memory taken from the pool is pooled, with no reference");
 
@@ -231,13 +277,63 @@ internal sealed unsafe class KeyMemory
         return true;
     }
 
-    /// <summary>Frees a pooled memory for good (the pool's trim): it stays closed, so a reference of any generation fails.</summary>
-    internal void Free()
+    /// <summary>The memories that are owned and whose weak handle reads null, added to <paramref name="candidates"/> (for the reclaimer).</summary>
+    internal static void AddMayBeDropped(List<KeyMemory> candidates)
+    {
+        lock (s_listLock)
+        {
+            for (int i = 0; i < s_listed; i++)
+            {
+                KeyMemory memory = s_list[i]!;
+                if (memory.MayBeDropped)
+                {
+                    candidates.Add(memory);
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// At most once per <see cref="TrimIntervalMilliseconds"/> (calls in between do nothing): frees the pooled memory
+    /// each stack held all the time since the last trim, beyond <see cref="FloorPerStack"/>; returns how many it freed.
+    /// </summary>
+    internal static int TrimPool() => TrimPool(Environment.TickCount64);
+
+    /// <summary><see cref="TrimPool()"/> as if the clock read <paramref name="now"/> (a test seam).</summary>
+    internal static int TrimPool(long now)
+    {
+        long last = Volatile.Read(ref s_trimmedAt);
+        if (now - last < TrimIntervalMilliseconds || Interlocked.CompareExchange(ref s_trimmedAt, now, last) != last)
+        {
+            return 0;
+        }
+
+        List<KeyMemory> unused = s_pool.TakeUnused(FloorPerStack);
+        foreach (KeyMemory memory in unused)
+        {
+            memory.Free();
+        }
+
+        return unused.Count;
+    }
+
+    // M7: frees a pooled memory for good (the pool's trim): it stays closed, so a reference of any generation fails.
+    private void Free()
     {
         long state = Volatile.Read(ref _state);
         Invariant.Check((state & ~GenerationMask) == Pooled, "only a pooled key memory, with no reference, is freed");
         Invariant.Check(Interlocked.CompareExchange(ref _state, state + Closed, state) == state, "nobody else changes a key memory the pool gives up");
-        Reclaimer.Unregister(this);
+        lock (s_listLock)
+        {
+            int index = _listIndex;
+            Invariant.Check(index >= 0 && s_list[index] == this, "a memory is freed once, while listed");
+            KeyMemory last = s_list[--s_listed]!;
+            s_list[index] = last;
+            last._listIndex = index;
+            s_list[s_listed] = null;
+            _listIndex = -1;
+        }
+
         _owner.Free();
         byte* bytes = _bytes;
         _bytes = null;
@@ -255,6 +351,6 @@ internal sealed unsafe class KeyMemory
         _owner.Target = null;
         long pooled = closed & GenerationMask;
         Invariant.Check(Interlocked.CompareExchange(ref _state, pooled, closed) == closed, "nobody else changes a closed key memory with no reference");
-        KeyMemoryPool.Return(this);
+        s_pool.Push(this);
     }
 }

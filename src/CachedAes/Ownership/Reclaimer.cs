@@ -11,9 +11,8 @@ namespace CachedCryptography.Ownership;
 /// cached. The one place that does what a finalizer per key would, without one.
 /// </summary>
 /// <remarks>
-/// <para><b>What it holds.</b> Every <see cref="KeyMemory"/> in the process, from its creation to its free, in one list
-/// (an array and a lock: memories are made and freed rarely once warm, since they are pooled). Each memory holds its
-/// owner through a weak handle, so the list keeps no owner alive.</para>
+/// <para><b>What it goes through.</b> The list of every <see cref="KeyMemory"/> in the process (kept by
+/// <see cref="KeyMemory"/>). Each memory holds its owner through a weak handle, so the list keeps no owner alive.</para>
 /// <para><b>When it runs.</b> After every collection an object with a finalizer of its own (<see cref="AfterCollection"/>,
 /// one at a time, made again by its finalizer) queues one sweep on the thread pool; the finalizer does nothing else.
 /// The sweep picks, under the list's lock, the memories that are owned and whose weak handle reads null, and closes each
@@ -22,19 +21,16 @@ namespace CachedCryptography.Ownership;
 /// <para><b>Keeping up.</b> Giving a handle back is the expensive part (a native reset or free). The sweep gives back
 /// what is queued, and so does every thread that makes a new handle (<see cref="Help"/>, a few at a time), so
 /// reclaiming runs on as many threads as drop instances and keeps up with them however many there are, even when the
-/// thread pool gets little processor time. The sweep also trims the pool of key memory (<see cref="KeyMemoryPool.Trim()"/>).</para>
+/// thread pool gets little processor time. The sweep also trims the pool of key memory (<see cref="KeyMemory.TrimPool()"/>).</para>
 /// </remarks>
 internal static class Reclaimer
 {
     // How many dropped epochs' handles a thread that makes a handle gives back first, when some are queued.
     private const int HelpBatch = 2;
 
-    private static readonly Lock s_lock = new();
     private static readonly Lock s_sweepLock = new();
     private static readonly List<KeyMemory> s_candidates = [];
     private static readonly ConcurrentQueue<HandleSlots> s_dropped = new();
-    private static KeyMemory?[] s_memories = new KeyMemory?[64];
-    private static int s_count;
     private static int s_queuedSweep;
     private static int s_armed;
     private static int s_droppedCount;
@@ -45,53 +41,15 @@ internal static class Reclaimer
     /// <summary>True while this thread gives back a dropped epoch's handles (a test seam: counting backends tell those apart).</summary>
     internal static bool OnReclaimingThread => t_givingBack;
 
-    /// <summary>How many memories the list holds now (a test seam).</summary>
-    internal static int Count
-    {
-        get
-        {
-            lock (s_lock)
-            {
-                return s_count;
-            }
-        }
-    }
-
     /// <summary>How many dropped epochs' handle slots wait to be given back (a test seam).</summary>
     internal static int Queued => Volatile.Read(ref s_droppedCount);
 
-    /// <summary>Adds a new memory to the list, and starts the sweeps after collections if they have not started.</summary>
-    internal static void Register(KeyMemory memory)
+    /// <summary>Starts the sweeps after collections, once (called by every new key epoch: one read once started).</summary>
+    internal static void Arm()
     {
-        lock (s_lock)
-        {
-            if (s_count == s_memories.Length)
-            {
-                Array.Resize(ref s_memories, s_count * 2);
-            }
-
-            memory.RegistryIndex = s_count;
-            s_memories[s_count++] = memory;
-        }
-
         if (Volatile.Read(ref s_armed) == 0 && Interlocked.Exchange(ref s_armed, 1) == 0)
         {
             _ = new AfterCollection();
-        }
-    }
-
-    /// <summary>Takes a memory that is being freed out of the list.</summary>
-    internal static void Unregister(KeyMemory memory)
-    {
-        lock (s_lock)
-        {
-            int index = memory.RegistryIndex;
-            Invariant.Check(index >= 0 && s_memories[index] == memory, "R: a memory is freed once, while listed");
-            KeyMemory last = s_memories[--s_count]!;
-            s_memories[index] = last;
-            last.RegistryIndex = index;
-            s_memories[s_count] = null;
-            memory.RegistryIndex = -1;
         }
     }
 
@@ -119,19 +77,9 @@ internal static class Reclaimer
     {
         lock (s_sweepLock)
         {
-            KeyMemoryPool.Trim();
+            KeyMemory.TrimPool();
             List<KeyMemory> candidates = s_candidates;
-            lock (s_lock)
-            {
-                for (int i = 0; i < s_count; i++)
-                {
-                    KeyMemory memory = s_memories[i]!;
-                    if (memory.MayBeDropped)
-                    {
-                        candidates.Add(memory);
-                    }
-                }
-            }
+            KeyMemory.AddMayBeDropped(candidates);
 
             int found = 0;
             try

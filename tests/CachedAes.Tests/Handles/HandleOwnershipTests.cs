@@ -379,12 +379,12 @@ public sealed class HandleOwnershipTests
 
         // The instance given back is the one the next caller gets (the slot is empty while it is out).
         Aes lent;
-        using (StockLease earlier = current.RentStock(128))
+        using (KeyEpoch.StockLease earlier = current.RentStock(128))
         {
             lent = earlier.Aes;
         }
 
-        StockLease lease = current.RentStock(128);
+        KeyEpoch.StockLease lease = current.RentStock(128);
         Aes held = lease.Aes;
         Assert.Same(lent, held);
         Assert.Null(first.CachedStock);

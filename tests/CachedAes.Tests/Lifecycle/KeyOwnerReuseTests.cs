@@ -95,33 +95,33 @@ public class KeyOwnerReuseTests
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
         CbcMessage message = CbcMessage.New();
         int wrong = 0;
-        const int Interval = KeyMemoryPool.TrimIntervalMilliseconds;
-        int floor = KeyMemoryPool.FloorPerStack * Math.Clamp(Environment.ProcessorCount, 1, 64);
+        const int Interval = KeyMemory.TrimIntervalMilliseconds;
+        int floor = KeyMemory.FloorPerStack * KeyMemory.PoolStacks;
         long now = Environment.TickCount64 + (10 * Interval);
 
         // Two trims with nothing in between: the pool is down to its floor.
-        KeyMemoryPool.Trim(now);
-        KeyMemoryPool.Trim(now + Interval);
-        Assert.True(KeyMemoryPool.Count <= floor, $"{KeyMemoryPool.Count} pooled after two trims, floor {floor}");
+        KeyMemory.TrimPool(now);
+        KeyMemory.TrimPool(now + Interval);
+        Assert.True(KeyMemory.PooledCount <= floor, $"{KeyMemory.PooledCount} pooled after two trims, floor {floor}");
 
         // All 5,000 alive at once, then dropped together, so each has a memory of its own whenever collections come.
         DropInstancesTogether(backend, message, 5_000, ref wrong);
         TestUtil.CollectDropped();
-        int pooled = KeyMemoryPool.Count;
+        int pooled = KeyMemory.PooledCount;
         Assert.True(pooled >= 4_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
 
         // Within the interval nothing is trimmed; after it, what went in since the last trim is kept (at most the floor's
         // worth, left from before, may go).
-        Assert.Equal(0, KeyMemoryPool.Trim(now + (2 * Interval) - 1));
-        int kept = KeyMemoryPool.Trim(now + (2 * Interval));
+        Assert.Equal(0, KeyMemory.TrimPool(now + (2 * Interval) - 1));
+        int kept = KeyMemory.TrimPool(now + (2 * Interval));
         Assert.True(kept <= floor, $"{kept} of {pooled} pooled memories freed by the trim after they were put in");
-        Assert.True(KeyMemoryPool.Count >= pooled - kept);
+        Assert.True(KeyMemory.PooledCount >= pooled - kept);
 
         // Nothing taken since: all but the floor go, and the freed memories leave the reclaimer's list.
-        int listed = Reclaimer.Count;
-        int freed = KeyMemoryPool.Trim(now + (3 * Interval));
+        int listed = KeyMemory.Listed;
+        int freed = KeyMemory.TrimPool(now + (3 * Interval));
         Assert.True(freed >= pooled - kept - floor, $"{freed} of {pooled - kept} pooled memories freed");
-        Assert.Equal(listed - freed, Reclaimer.Count);
+        Assert.Equal(listed - freed, KeyMemory.Listed);
         Assert.Equal(0, wrong);
     }
 

@@ -188,7 +188,7 @@ public class ReviewFindingsTests
 
     private static void RentAndGiveBack(KeyEpoch epoch, BlockCipherMode mode, int version)
     {
-        using HandleLease lease = epoch.RentHeld(mode, encrypting: true, version);
+        using KeyEpoch.HandleLease lease = epoch.RentHeld(mode, encrypting: true, version);
     }
 
     // A backend whose handles run a hook before each re-key: where a user's write to the key array would land mid-change.

@@ -97,7 +97,7 @@ internal sealed class CachedDecryptor(KeyEpoch epoch, int version, BlockCipherMo
             : ChainIv;
 
         Span<byte> last = stackalloc byte[BlockSize];
-        using HandleLease lease = AcquireCipher();
+        using KeyEpoch.HandleLease lease = AcquireCipher();
         try
         {
             if (!lease.Cipher.TryTransform(lastIv, lastCiphertext, last))

@@ -27,7 +27,7 @@ internal sealed class CachedEncryptor(KeyEpoch epoch, int version, BlockCipherMo
         }
 
         byte[] ciphertext = GC.AllocateUninitializedArray<byte>(length);
-        using (HandleLease lease = AcquireCipher())
+        using (KeyEpoch.HandleLease lease = AcquireCipher())
         {
             OneShot.Encrypt(lease.Cipher, ChainIv, Padding, input, ciphertext);
         }

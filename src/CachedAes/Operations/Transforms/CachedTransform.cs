@@ -168,7 +168,7 @@ internal abstract class CachedTransform : ICryptoTransform
     /// <exception cref="CryptographicException">A native call failed (the output is then cleared).</exception>
     protected void Transform(ReadOnlySpan<byte> input, Span<byte> output)
     {
-        using HandleLease lease = AcquireCipher();
+        using KeyEpoch.HandleLease lease = AcquireCipher();
         Transform(lease.Cipher, input, output);
     }
 
@@ -201,7 +201,7 @@ internal abstract class CachedTransform : ICryptoTransform
     /// </summary>
     /// <exception cref="ObjectDisposedException">The transform was disposed.</exception>
     /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
-    protected HandleLease AcquireCipher()
+    protected KeyEpoch.HandleLease AcquireCipher()
     {
         ThrowIfDisposed();
         return _epoch.RentHeld(_mode, _encrypting, _version);
