@@ -250,7 +250,7 @@ done
 doc_problems=$(for f in "$feed"/*."$version".nupkg; do
   for entry in $(zip_list "$f" | grep -E '^lib/.*\.xml$'); do
     zip_cat "$f" "$entry" | grep -oE 'member name="[^"]*"' \
-      | grep -E 'CachedCryptography\.(Core|Seam|Interop|Selection|Intrinsics)\.|CachedAesAuthenticatedEncryptorFactory|CachedCryptography\.IdentityModel\.Algorithms|#ctor\(System\.Func' \
+      | grep -E 'CachedCryptography\.(Ownership|Operations|Seam|Interop|Selection|Intrinsics|Backends)\.|CachedAesAuthenticatedEncryptorFactory|CachedCryptography\.IdentityModel\.Algorithms|#ctor\(System\.Func' \
       | sed "s|^|$(basename "$f") $entry: |" | head -n 3
   done
 done)

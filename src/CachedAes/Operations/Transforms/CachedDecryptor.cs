@@ -3,17 +3,18 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core.Transforms;
+namespace CachedCryptography.Operations.Transforms;
 
 /// <summary>
 /// The ECB/CBC decryptor (as stock's <c>UniversalCryptoDecryptor</c>): with a padding mode that removes padding (PKCS7,
 /// ANSI X9.23, ISO 10126), <see cref="CachedTransform.TransformBlock"/> holds the last ciphertext block back, because only
 /// the final call can tell whether it is the padded one; with None and Zeros nothing is held back.
 /// </summary>
-internal sealed class CachedDecryptor(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(epoch, mode, encrypting: false, iv, padding)
+internal sealed class CachedDecryptor(KeyEpoch epoch, int version, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, version, mode, encrypting: false, iv, padding)
 {
     // The held-back block is ciphertext, never plaintext.
     private Vector128<byte> _held;
@@ -96,7 +97,7 @@ internal sealed class CachedDecryptor(KeyEpoch epoch, BlockCipherMode mode, Read
             : ChainIv;
 
         Span<byte> last = stackalloc byte[BlockSize];
-        using HandleLease lease = AcquireCipher();
+        using KeyEpoch.HandleLease lease = AcquireCipher();
         try
         {
             if (!lease.Cipher.TryTransform(lastIv, lastCiphertext, last))

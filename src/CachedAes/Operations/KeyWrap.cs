@@ -5,7 +5,7 @@ using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core;
+namespace CachedCryptography.Operations;
 
 /// <summary>
 /// AES key wrap without padding (RFC 3394) and with padding (RFC 5649, which is RFC 3394 under an alternative initial

@@ -1,12 +1,13 @@
 using System;
 using System.Security.Cryptography;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core.Transforms;
+namespace CachedCryptography.Operations.Transforms;
 
 /// <summary>The ECB/CBC encryptor: whole blocks as they come, padding on the final block (as stock's <c>UniversalCryptoEncryptor</c>).</summary>
-internal sealed class CachedEncryptor(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
-    : CachedTransform(epoch, mode, encrypting: true, iv, padding)
+internal sealed class CachedEncryptor(KeyEpoch epoch, int version, BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding)
+    : CachedTransform(epoch, version, mode, encrypting: true, iv, padding)
 {
     protected override int TransformBlockCore(ReadOnlySpan<byte> input, Span<byte> output)
     {
@@ -26,7 +27,7 @@ internal sealed class CachedEncryptor(KeyEpoch epoch, BlockCipherMode mode, Read
         }
 
         byte[] ciphertext = GC.AllocateUninitializedArray<byte>(length);
-        using (HandleLease lease = AcquireCipher())
+        using (KeyEpoch.HandleLease lease = AcquireCipher())
         {
             OneShot.Encrypt(lease.Cipher, ChainIv, Padding, input, ciphertext);
         }

@@ -4,9 +4,10 @@ using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using System.Threading;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core.Transforms;
+namespace CachedCryptography.Operations.Transforms;
 
 /// <summary>
 /// What <see cref="CachedAes.CreateEncryptor()"/> and <see cref="CachedAes.CreateDecryptor()"/> return for ECB and CBC:
@@ -18,7 +19,7 @@ namespace CachedCryptography.Core.Transforms;
 /// parameter names, CBC chaining across <see cref="TransformBlock"/> calls, a return to the IV after
 /// <see cref="TransformFinalBlock"/> so the transform can be reused, and <see cref="ObjectDisposedException"/> exactly
 /// where stock's native cipher would be reached after <see cref="Dispose"/>.</para>
-/// <para><b>Handles.</b> A transform is a holder of a key epoch (<c>Core/KeyEpoch.cs</c>), never of a native
+/// <para><b>Handles.</b> A transform is a holder of a key epoch (<c>Ownership/KeyEpoch.cs</c>), never of a native
 /// handle between calls: each call leases a handle from the epoch's slots as a one-shot does and gives it back. The epoch
 /// is the instance's (for the instance's key, including <c>CreateEncryptor(aes.Key, aes.IV)</c>) or the transform's own
 /// (another key). A held epoch is never released, so after the instance has moved to another key or been disposed, the
@@ -36,6 +37,7 @@ internal abstract class CachedTransform : ICryptoTransform
     protected const int BlockSize = BlockCipher.BlockSize;
 
     private readonly KeyEpoch _epoch;
+    private readonly int _version;
     private readonly BlockCipherMode _mode;
     private readonly bool _encrypting;
 
@@ -49,13 +51,16 @@ internal abstract class CachedTransform : ICryptoTransform
     /// The key: the instance's epoch, of which the caller has made this transform a holder, or an epoch made for this
     /// transform alone (held by it from the start). The transform lets go of it when disposed.
     /// </param>
+    /// <param name="version">The version of the epoch's key the transform was made with: its calls use handles of that
+    /// version only (a key rewritten after the transform let go is not its key).</param>
     /// <param name="mode">ECB or CBC.</param>
     /// <param name="encrypting">The direction.</param>
     /// <param name="iv">CBC: the IV (16 bytes); ignored for ECB.</param>
     /// <param name="padding">The padding mode.</param>
-    protected CachedTransform(KeyEpoch epoch, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> iv, PaddingMode padding)
+    protected CachedTransform(KeyEpoch epoch, int version, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> iv, PaddingMode padding)
     {
         _epoch = epoch;
+        _version = version;
         _mode = mode;
         _encrypting = encrypting;
         Padding = padding;
@@ -140,7 +145,7 @@ internal abstract class CachedTransform : ICryptoTransform
         OnDispose();
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _epoch.RemoveHolder();
+            _epoch.RemoveTransform();
         }
     }
 
@@ -163,7 +168,7 @@ internal abstract class CachedTransform : ICryptoTransform
     /// <exception cref="CryptographicException">A native call failed (the output is then cleared).</exception>
     protected void Transform(ReadOnlySpan<byte> input, Span<byte> output)
     {
-        using HandleLease lease = AcquireCipher();
+        using KeyEpoch.HandleLease lease = AcquireCipher();
         Transform(lease.Cipher, input, output);
     }
 
@@ -196,10 +201,10 @@ internal abstract class CachedTransform : ICryptoTransform
     /// </summary>
     /// <exception cref="ObjectDisposedException">The transform was disposed.</exception>
     /// <exception cref="CryptographicException">The native library could not make a handle.</exception>
-    protected HandleLease AcquireCipher()
+    protected KeyEpoch.HandleLease AcquireCipher()
     {
         ThrowIfDisposed();
-        return _epoch.RentHeld(_mode, _encrypting);
+        return _epoch.RentHeld(_mode, _encrypting, _version);
     }
 
     /// <summary>Where stock's disposed transform reaches its native cipher: what stock throws there (<see cref="Errors.ThrowDisposedTransform"/>).</summary>

@@ -6,7 +6,7 @@ using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core;
+namespace CachedCryptography.Operations;
 
 /// <summary>
 /// The five <see cref="PaddingMode"/>s over 16-byte AES blocks, written once for every backend.

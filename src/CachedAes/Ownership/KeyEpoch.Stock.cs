@@ -1,6 +1,6 @@
 using System.Threading;
 
-namespace CachedCryptography.Core;
+namespace CachedCryptography.Ownership;
 
 /// <summary>
 /// The stock instance holding this epoch's key (<see cref="StockAes"/>), for what CachedAes leaves to stock: CFB, and
@@ -8,17 +8,17 @@ namespace CachedCryptography.Core;
 /// </summary>
 /// <remarks>
 /// None of these is a hot path, so its one slot uses a simpler protocol than the handle slots: taken with an interlocked
-/// exchange (never reserved) and given back with a compare-exchange, whose full fence orders the read of the holder
-/// count after it; a caller that finds the slot empty or taken makes an instance of its own.
+/// exchange and given back with a compare-exchange, whose full fence orders the read of the holders and version after
+/// it; a caller that finds the slot empty makes an instance of its own.
 /// </remarks>
 internal sealed partial class KeyEpoch
 {
     private StockAes? _stock;
 
     /// <summary>
-    /// Takes the stock instance holding this epoch's key, made now if none is cached; false when the epoch was released
-    /// before one could be made with its key (the caller then takes the instance's new key). Dispose the lease to give
-    /// it back.
+    /// Takes the stock instance holding this epoch's key, made now if none is cached; false when the epoch is closed or
+    /// its key being rewritten (the caller then retries once under the instance's lifecycle lock). Dispose the lease to
+    /// give it back.
     /// </summary>
     public bool TryRentStock(out StockLease lease)
     {
@@ -30,7 +30,7 @@ internal sealed partial class KeyEpoch
             stock = null;
         }
 
-        stock ??= TryCreateStock();
+        stock ??= TryUseKey(0, static (key, version, _) => new StockAes(key) { KeyVersion = version }, out StockAes made) ? made : null;
         lease = stock is null ? default : new StockLease(this, stock);
         return stock is not null;
     }
@@ -38,10 +38,10 @@ internal sealed partial class KeyEpoch
     /// <summary>Gives back an instance taken by <see cref="TryRentStock"/> (called by <see cref="StockLease.Dispose"/>).</summary>
     internal void ReturnStock(StockAes stock)
     {
-        if (!IsReleased && stock.KeyVersion == Version && Interlocked.CompareExchange(ref _stock, stock, null) is null)
+        if (!IsClosed && stock.KeyVersion == Version && Interlocked.CompareExchange(ref _stock, stock, null) is null)
         {
-            // Released, or the key rewritten, between the check and the put: the sweep may have missed it.
-            if ((IsReleased || stock.KeyVersion != Version) && Interlocked.CompareExchange(ref _stock, null, stock) == stock)
+            // Closed, or the key rewritten, between the check and the put: the sweep may have missed it.
+            if ((IsClosed || stock.KeyVersion != Version) && Interlocked.CompareExchange(ref _stock, null, stock) == stock)
             {
                 stock.Release();
             }
@@ -51,10 +51,6 @@ internal sealed partial class KeyEpoch
 
         stock.Release();
     }
-
-    // A stock instance holding this epoch's key, or null when the epoch is already released.
-    private StockAes? TryCreateStock() =>
-        TryUseKey(0, static (key, version, _) => new StockAes(key) { KeyVersion = version }, out StockAes stock) ? stock : null;
 
     // A plain read first: most epochs never make a stock instance.
     private void ReleaseIdleStock()

@@ -5,7 +5,7 @@ using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
-namespace CachedCryptography.Core;
+namespace CachedCryptography.Operations;
 
 /// <summary>
 /// The buffer logic of the ECB and CBC one-shots, written once for every backend: padding, destination sizing,
