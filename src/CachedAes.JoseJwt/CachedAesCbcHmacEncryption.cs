@@ -31,6 +31,8 @@ namespace CachedCryptography.JoseJwt;
 /// <see cref="EncryptionException"/> and jose-jwt's message. Input jose-jwt rejects before it encrypts or checks a tag (a
 /// content key of the wrong size, a null argument jose-jwt does not take) is handed to jose-jwt's own
 /// <see cref="AesCbcHmacEncryption"/>, so the exception is jose-jwt's; so is an authentic token whose IV is not 16 bytes.
+/// An authentic empty ciphertext decrypts to an empty plaintext, as with jose-jwt (its stream transform checks no padding
+/// when there is no block).
 /// One instance may be used from any number of threads.
 /// </para>
 /// </remarks>
@@ -137,6 +139,13 @@ public sealed class CachedAesCbcHmacEncryption : IJweAlgorithm
             // An authentic token that CachedAes's one-shot would take differently from jose-jwt's transform: jose-jwt's
             // own outcome. Only the holder of the key can make one.
             return _stock.Decrypt(aad, cek, iv!, cipherText!, authTag);
+        }
+
+        if (cipherText.Length == 0)
+        {
+            // jose-jwt's transform decrypts an authentic empty ciphertext (no block, so no padding to check) to an empty
+            // plaintext, where a one-shot CBC call throws: jose-jwt's outcome. No encryptor makes one.
+            return [];
         }
 
         try
