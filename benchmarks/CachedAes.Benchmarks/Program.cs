@@ -49,6 +49,8 @@ internal static class Program
         typeof(MetricsOverhead),
         typeof(JweRoundTrip),
         typeof(IdentityModelKeyWrap),
+        typeof(JoseJwtToken),
+        typeof(JoseJwtKeyWrap),
         typeof(DataProtectionRoundTrip),
         typeof(AesInstructionBound),
     ];
