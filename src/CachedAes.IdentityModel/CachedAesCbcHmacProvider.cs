@@ -1,4 +1,5 @@
 using System;
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Diagnostics.Tracing;
 using System.Security.Cryptography;
@@ -35,7 +36,8 @@ namespace CachedCryptography.IdentityModel;
 /// </para>
 /// <para>
 /// Each <see cref="Encrypt(byte[], byte[], byte[])"/> and <see cref="Decrypt"/> makes one CachedAes for the call and
-/// disposes it. The HMAC is computed with <see cref="IncrementalHash"/>, not through the key's
+/// disposes it. The HMAC is computed with .NET's one-shot <c>CryptographicOperations.HmacData</c>
+/// over a pooled copy of its input (with <see cref="IncrementalHash"/> above 64 KiB of input), not through the key's
 /// <see cref="CryptoProviderFactory"/> (IdentityModel's provider asks that factory for a signature provider).
 /// </para>
 /// <para>
@@ -67,6 +69,9 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     // interlocked operations, so a call either sees the bit and throws, or is counted before Dispose can zero the keys.
     private const int Disposed = 1;
     private const int OneCall = 2;
+
+    // The longest HMAC input (AAD, IV, ciphertext and AL) hashed in one call from a pooled copy; longer ones incrementally.
+    private const int OneShotMacInput = 64 * 1024;
 
     // IdentityModel's message texts (Microsoft.IdentityModel.Tokens' LogMessages), the same in 8.0.1 and 8.23.0.
     private const string Idx10625 = "IDX10625: Failed to verify the authenticationTag length, the actual tag length '{0}' does not match the expected tag length '{1}'. authenticationTag: '{2}', algorithm: '{3}'.";
@@ -350,17 +355,46 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         }
     }
 
+    /// <summary>
+    /// The tag: the first half of HMAC(MAC key, AAD ‖ IV ‖ ciphertext ‖ AL). Up to <see cref="OneShotMacInput"/> bytes of
+    /// input are copied into one pooled buffer (not secret: the AAD, IV and ciphertext travel in the token) and hashed in
+    /// one call, which costs less than an incremental HMAC; longer inputs are hashed incrementally, without the copy.
+    /// </summary>
     private byte[] Tag(byte[] macKey, byte[] authenticatedData, byte[] iv, byte[] ciphertext)
     {
-        using IncrementalHash hmac = IncrementalHash.CreateHMAC(_hmac, macKey);
-        hmac.AppendData(authenticatedData);
-        hmac.AppendData(iv);
-        hmac.AppendData(ciphertext);
         Span<byte> lengthInBits = stackalloc byte[8];
         BinaryPrimitives.WriteInt64BigEndian(lengthInBits, 8L * authenticatedData.Length);
-        hmac.AppendData(lengthInBits);
         Span<byte> mac = stackalloc byte[64];
-        _ = hmac.GetHashAndReset(mac);
+        long inputLength = (long)authenticatedData.Length + iv.Length + ciphertext.Length + lengthInBits.Length;
+        if (inputLength <= OneShotMacInput)
+        {
+            byte[] input = ArrayPool<byte>.Shared.Rent((int)inputLength);
+            try
+            {
+                Span<byte> rest = input;
+                authenticatedData.CopyTo(rest);
+                rest = rest[authenticatedData.Length..];
+                iv.CopyTo(rest);
+                rest = rest[iv.Length..];
+                ciphertext.CopyTo(rest);
+                lengthInBits.CopyTo(rest[ciphertext.Length..]);
+                _ = CryptographicOperations.HmacData(_hmac, macKey, input.AsSpan(0, (int)inputLength), mac);
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(input);
+            }
+        }
+        else
+        {
+            using IncrementalHash hmac = IncrementalHash.CreateHMAC(_hmac, macKey);
+            hmac.AppendData(authenticatedData);
+            hmac.AppendData(iv);
+            hmac.AppendData(ciphertext);
+            hmac.AppendData(lengthInBits);
+            _ = hmac.GetHashAndReset(mac);
+        }
+
         return mac[.._halfKeySize].ToArray();
     }
 

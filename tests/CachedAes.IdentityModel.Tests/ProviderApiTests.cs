@@ -448,6 +448,33 @@ public sealed class ProviderApiTests
         return (found, seen.Count);
     }
 
+    /// <summary>
+    /// The HMAC's input (AAD, IV, ciphertext, AL) is hashed in one call up to 64 KiB and incrementally above: inputs on
+    /// both sides of that line give stock's ciphertexts and tags, decrypt both ways, and a forged tag fails alike.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(AllEncs))]
+    public void Inputs_on_both_sides_of_64_KiB_give_stocks_tags_and_failures(string enc, int cekLength)
+    {
+        var key = new SymmetricSecurityKey(Bytes(cekLength, 64));
+        using var stock = new AuthenticatedEncryptionProvider(key, enc);
+        using var cached = new CachedAesCbcHmacProvider(key, enc);
+        byte[] iv = Bytes(16, 65);
+        foreach ((int aadLength, int plaintextLength) in new[] { (100, 65_400), (100, 65_500), (65_530, 1), (70_000, 70_000) })
+        {
+            byte[] aad = Bytes(aadLength, 66 + aadLength);
+            byte[] plaintext = Bytes(plaintextLength, 67 + plaintextLength);
+            AuthenticatedEncryptionResult s = stock.Encrypt(plaintext, aad, iv);
+            AuthenticatedEncryptionResult c = cached.Encrypt(plaintext, aad, iv);
+            Assert.Equal(s.Ciphertext, c.Ciphertext);
+            Assert.Equal(s.AuthenticationTag, c.AuthenticationTag);
+            Assert.Equal(plaintext, cached.Decrypt(s.Ciphertext, aad, iv, s.AuthenticationTag));
+            byte[] forged = (byte[])s.AuthenticationTag.Clone();
+            forged[3] ^= 0x10;
+            AssertSameFailure(() => stock.Decrypt(s.Ciphertext, aad, iv, forged), () => cached.Decrypt(s.Ciphertext, aad, iv, forged));
+        }
+    }
+
     /// <summary>A content key shorter than the algorithm needs: accepted by both constructors, refused by both on use.</summary>
     [Theory]
     [MemberData(nameof(AllEncs))]
