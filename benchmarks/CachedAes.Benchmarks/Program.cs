@@ -49,6 +49,7 @@ internal static class Program
         typeof(MetricsOverhead),
         typeof(JweRoundTrip),
         typeof(IdentityModelKeyWrap),
+        typeof(IdentityModelContentDecryption),
         typeof(JoseJwtToken),
         typeof(JoseJwtKeyWrap),
         typeof(DataProtectionRoundTrip),
