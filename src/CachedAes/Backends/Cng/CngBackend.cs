@@ -146,7 +146,7 @@ internal sealed class CngBackend : CipherBackend
         {
             algorithm = 0;
             return status != 0
-                ? Errors.CngFailure("BCryptOpenAlgorithmProvider(AES)", status)
+                ? BCrypt.Failure("BCryptOpenAlgorithmProvider(AES)", status)
                 : Errors.NoNativeHandle("BCryptOpenAlgorithmProvider(AES)", "algorithm handle").Message;
         }
 
@@ -154,7 +154,7 @@ internal sealed class CngBackend : CipherBackend
         byte[] value = Encoding.Unicode.GetBytes(chainingMode + "\0");
         status = api.SetProperty(algorithm, BCrypt.BCRYPT_CHAINING_MODE, value);
         string? failure = status != 0
-            ? Errors.CngFailure($"BCryptSetProperty(ChainingMode, {chainingMode})", status)
+            ? BCrypt.Failure($"BCryptSetProperty(ChainingMode, {chainingMode})", status)
             : ProbeKey(api, algorithm, $"the {chainingMode} provider");
         if (failure is not null)
         {

@@ -70,7 +70,7 @@ internal sealed class CngCipher : BlockCipher
         {
             handle.Dispose();
             throw status != 0
-                ? new CryptographicException(Errors.CngFailure("BCryptGenerateSymmetricKey", status))
+                ? new CryptographicException(BCrypt.Failure("BCryptGenerateSymmetricKey", status))
                 : Errors.NoNativeHandle("BCryptGenerateSymmetricKey", "key handle");
         }
 
@@ -93,7 +93,7 @@ internal sealed class CngCipher : BlockCipher
         }
 
         string function = Encrypting ? "BCryptEncrypt" : "BCryptDecrypt";
-        return Fail(status != 0 ? Errors.CngFailure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
+        return Fail(status != 0 ? BCrypt.Failure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
     }
 
     public override void Release()
@@ -115,6 +115,6 @@ internal sealed class CngCipher : BlockCipher
             return true;
         }
 
-        return Fail(status != 0 ? Errors.CngFailure(failedCall, status) : Errors.NoNativeHandle(failedCall, "key handle").Message);
+        return Fail(status != 0 ? BCrypt.Failure(failedCall, status) : Errors.NoNativeHandle(failedCall, "key handle").Message);
     }
 }
