@@ -18,7 +18,17 @@ internal abstract class PlatformBackend
     /// The backend over the real library, not yet verified (selection runs the self-test); false, with the reason, when
     /// the library cannot be used here, which includes any other operating system than <see cref="IsCurrentPlatform"/>'s.
     /// </summary>
-    public abstract bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason);
+    public bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
+    {
+        if (IsCurrentPlatform)
+        {
+            return TryCreateHere(out backend, out reason);
+        }
+
+        backend = null;
+        reason = $"{GetType().Name} is not for {RuntimeInformation.OSDescription}";
+        return false;
+    }
 
     /// <summary>
     /// Whether the platform is in FIPS mode, asked before the CPU intrinsics backend may replace the platform's library:
@@ -27,13 +37,8 @@ internal abstract class PlatformBackend
     /// </summary>
     public abstract FipsMode CheckFipsMode();
 
-    /// <summary><see cref="TryCreate"/>'s answer on another operating system than this backend's.</summary>
-    protected bool OtherPlatform(out CipherBackend? backend, out string? reason)
-    {
-        backend = null;
-        reason = $"{GetType().Name} is not for {RuntimeInformation.OSDescription}";
-        return false;
-    }
+    /// <summary><see cref="TryCreate"/> on this backend's operating system (<see cref="IsCurrentPlatform"/> is true).</summary>
+    protected abstract bool TryCreateHere([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason);
 
     /// <summary>What the platform said about FIPS mode.</summary>
     /// <param name="Enabled">True in FIPS mode, or when the answer could not be read.</param>

@@ -1,5 +1,6 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.Versioning;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Backends.Cng;
@@ -14,8 +15,9 @@ internal sealed class CngPlatform : PlatformBackend
     public override bool IsCurrentPlatform => OperatingSystem.IsWindows();
 
     /// <inheritdoc />
-    public override bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason) =>
-        OperatingSystem.IsWindows() ? CngBackend.TryCreate(out backend, out reason) : OtherPlatform(out backend, out reason);
+    [SupportedOSPlatform("windows")]
+    protected override bool TryCreateHere([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason) =>
+        CngBackend.TryCreate(out backend, out reason);
 
     /// <inheritdoc />
     public override FipsMode CheckFipsMode()

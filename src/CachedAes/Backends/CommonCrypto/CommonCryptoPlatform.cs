@@ -1,5 +1,6 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.Versioning;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Backends.CommonCrypto;
@@ -14,8 +15,9 @@ internal sealed class CommonCryptoPlatform : PlatformBackend
     public override bool IsCurrentPlatform => OperatingSystem.IsMacOS();
 
     /// <inheritdoc />
-    public override bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason) =>
-        OperatingSystem.IsMacOS() ? CommonCryptoBackend.TryCreate(out backend, out reason) : OtherPlatform(out backend, out reason);
+    [SupportedOSPlatform("macos")]
+    protected override bool TryCreateHere([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason) =>
+        CommonCryptoBackend.TryCreate(out backend, out reason);
 
     /// <inheritdoc />
     public override FipsMode CheckFipsMode() => new(false, "macOS has no FIPS mode switch: nothing to check");

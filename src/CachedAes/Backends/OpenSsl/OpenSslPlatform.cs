@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics.CodeAnalysis;
 using System.IO;
+using System.Runtime.Versioning;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Backends.OpenSsl;
@@ -24,8 +25,9 @@ internal sealed class OpenSslPlatform : PlatformBackend
     public override bool IsCurrentPlatform => OperatingSystem.IsLinux();
 
     /// <inheritdoc />
-    public override bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason) =>
-        OperatingSystem.IsLinux() ? OpenSslBackend.TryCreate(out backend, out reason) : OtherPlatform(out backend, out reason);
+    [SupportedOSPlatform("linux")]
+    protected override bool TryCreateHere([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason) =>
+        OpenSslBackend.TryCreate(out backend, out reason);
 
     /// <inheritdoc />
     public override FipsMode CheckFipsMode() => FromLinux(ReadKernelFlag(), ReadOpenSslFlag());
