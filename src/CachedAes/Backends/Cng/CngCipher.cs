@@ -37,8 +37,9 @@ internal sealed class CngCipher : BlockCipher
     }
 
     /// <summary>
-    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>), in a
-    /// key object buffer of <paramref name="keyObjectLength"/> bytes that the handle owns (0: CNG allocates the object).
+    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>) in a key
+    /// object CNG allocates; a key change makes the new key in a buffer of <paramref name="keyObjectLength"/> bytes that the
+    /// handle owns from then on (0: CNG allocates every key object; see <see cref="BCryptKey"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
     internal static CngCipher Create(IBCryptApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
@@ -49,7 +50,8 @@ internal sealed class CngCipher : BlockCipher
 
     /// <summary>
     /// A CNG key handle for <paramref name="key"/> (16, 24 or 32 bytes, passed to CNG as it is: no copy is made) on
-    /// <paramref name="algorithm"/> (see <see cref="Create"/>).
+    /// <paramref name="algorithm"/>, in a key object CNG allocates; <paramref name="keyObjectLength"/> is what a later
+    /// <see cref="BCryptKey.Rekey"/> makes its own buffer of (see <see cref="Create"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
     internal static BCryptKey GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
@@ -103,8 +105,9 @@ internal sealed class CngCipher : BlockCipher
     }
 
     /// <summary>
-    /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the same key object buffer
-    /// (when the handle has one, CNG allocates nothing), so the old key's schedule is gone with the old key.
+    /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the handle's own key object
+    /// buffer (made at the first key change when CNG said how large a key object is; from then on CNG allocates nothing
+    /// for a key), so the old key's schedule is gone with the old key.
     /// </summary>
     protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
     {
