@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
@@ -9,8 +10,10 @@ namespace CachedCryptography.Backends.Cng;
 /// </summary>
 /// <remarks>
 /// <para>CNG starts every call at the IV buffer it is given and overwrites that buffer with the chaining value.
-/// This type therefore keeps a private 16-byte IV: each CBC message copies the caller's IV into it and passes it,
-/// never a caller buffer. ECB passes a NULL IV.</para>
+/// Each CBC message therefore copies the caller's IV to the stack and passes that copy, never a caller buffer. ECB
+/// passes a NULL IV. (The copy is on the calling thread's stack, not in this object: a handle keyed once, as a new
+/// instance per message makes, allocates no room for it, and two threads using two handles never share its cache
+/// line.)</para>
 /// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
 /// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, also when the key epoch
 /// holding this handle was dropped (by the sweep of dropped keys, <see cref="Core.DroppedKeys"/>).</para>
@@ -22,9 +25,6 @@ internal sealed class CngCipher : BlockCipher
     private readonly BCryptKey _key;
     private readonly nint _algorithm;
     private nint _rawKey;
-
-    // CBC: where each message's IV is copied (CNG overwrites it); written on every call, so on cache lines of its own.
-    private IsolatedBlock _iv;
 
     private CngCipher(IBCryptApi api, nint algorithm, BCryptKey key, BlockCipherMode mode, bool encrypting)
     {
@@ -79,10 +79,12 @@ internal sealed class CngCipher : BlockCipher
         return handle;
     }
 
+    [SkipLocalsInit] // the IV copy is written before it is read
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
-        // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: no IV, passed as NULL.
-        Span<byte> ivCopy = Mode == BlockCipherMode.Cbc ? _iv.Bytes : default;
+        // CBC: the message starts at a copy of its IV (CNG overwrites the buffer). ECB: no IV, passed as NULL.
+        Span<byte> ivCopy = stackalloc byte[BlockSize];
+        ivCopy = Mode == BlockCipherMode.Cbc ? ivCopy : default;
         iv.CopyTo(ivCopy);
 
         // The raw handle: this object owns it through _key, and only the one caller holding this handle uses it.
@@ -98,11 +100,7 @@ internal sealed class CngCipher : BlockCipher
         return Fail(status != 0 ? Errors.CngFailure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
     }
 
-    public override void Release()
-    {
-        _key.Dispose();
-        _iv.Value = default;
-    }
+    public override void Release() => _key.Dispose();
 
     /// <summary>
     /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the handle's own key object
