@@ -44,11 +44,18 @@ internal static class Program
         }
 
         int messages = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 50_000;
-        return Run(messages);
+        string cases = args.Length > 1 ? args[1] : "shapes";
+        if (cases is not ("shapes" or "clients" or "all"))
+        {
+            Console.Error.WriteLine($"unknown cases '{cases}': shapes, clients or all");
+            return 2;
+        }
+
+        return Run(messages, cases);
     }
 
     [SupportedOSPlatform("windows")]
-    private static int Run(int messages)
+    private static int Run(int messages, string which)
     {
         // CNG with its own CBC, whatever the self-test said of it: each new instance below makes one call on a key handle
         // made for it, and each new key on the kept instance re-keys its handle before its one call, which is right even
@@ -61,25 +68,21 @@ internal static class Program
 
         Console.WriteLine($"# .NET {Environment.Version}, {RuntimeInformation.OSDescription}, CachedAes backend: "
             + $"{CachedAesDiagnostics.Backend} (ECB {CachedAesDiagnostics.Ecb}, CBC {CachedAesDiagnostics.Cbc}), "
-            + $"{messages} messages a round, {Rounds} interleaved rounds");
+            + $"{messages} messages a round, {Rounds} interleaved rounds, cases: {which}");
         using var kept = new KeptKey();
         using Aes stockKept = Aes.Create();
         using var cachedKept = new CachedAes(cng);
-        var cases = new List<Case>
+        using var clients = new Clients();
+        var cases = new List<Case>();
+        if (which is "shapes" or "all")
         {
-            new("NewInstance: stock", () => Message(Aes.Create(), dispose: true)),
-            new("NewInstance: CachedAes as selected", () => Message(new CachedAes(), dispose: true)),
-            new("NewInstance: CachedAes on CNG's own CBC", () => Message(new CachedAes(cng), dispose: true)),
-            new("NeverDisposed: stock", () => Message(Aes.Create(), dispose: false)),
-            new("NeverDisposed: CachedAes on CNG's own CBC", () => Message(new CachedAes(cng), dispose: false)),
-            new("NewKey: stock", () => Message(stockKept, dispose: false)),
-            new("NewKey: CachedAes on CNG's own CBC", () => Message(cachedKept, dispose: false)),
-            new("bcrypt: one ECB call on a kept key (16 B)", kept.EncryptBlock),
-            new("bcrypt: CBC key made in an object CNG allocates, one call (32 B), destroyed", KeptKey.OneShotCbc),
-            new("bcrypt: a key object buffer allocated, zeroed, freed", kept.KeyObjectBuffer),
-            new("bcrypt: re-key, the new key in an object CNG allocates", kept.RekeyCngObject),
-            new("bcrypt: re-key, the new key in the handle's own buffer", kept.RekeyOwnBuffer),
-        };
+            cases.AddRange(ShapeCases(cng, kept, stockKept, cachedKept));
+        }
+
+        if (which is "clients" or "all")
+        {
+            cases.AddRange(clients.Cases());
+        }
 
         foreach (Case c in cases)
         {
@@ -102,12 +105,32 @@ internal static class Program
 
         if (cases.FirstOrDefault(c => !c.Correct) is Case failed)
         {
-            Console.Error.WriteLine($"{failed.Name}: an output differed from stock's, or a bcrypt.dll call failed");
+            Console.Error.WriteLine($"{failed.Name}: an output differed from stock's, or a call failed");
             return 1;
         }
 
         return 0;
     }
+
+    // The per-message shapes of one 16-byte CBC message, and the bare bcrypt.dll steps.
+    [SupportedOSPlatform("windows")]
+    private static List<Case> ShapeCases(CipherBackend cng, KeptKey kept, Aes stockKept, CachedAes cachedKept) =>
+        [
+            new("NewInstance: stock", () => Message(Aes.Create(), dispose: true)),
+            new("NewInstance: CachedAes as selected", () => Message(new CachedAes(), dispose: true)),
+            new("NewInstance: CachedAes on CNG's own CBC", () => Message(new CachedAes(cng), dispose: true)),
+            new("NeverDisposed: stock", () => Message(Aes.Create(), dispose: false)),
+            new("NeverDisposed: CachedAes on CNG's own CBC", () => Message(new CachedAes(cng), dispose: false)),
+            new("NewKey: stock", () => Message(stockKept, dispose: false)),
+            new("NewKey: CachedAes on CNG's own CBC", () => Message(cachedKept, dispose: false)),
+            new("LearnSample: stock", () => LearnSample(Aes.Create())),
+            new("LearnSample: CachedAes on CNG's own CBC", () => LearnSample(new CachedAes(cng))),
+            new("bcrypt: one ECB call on a kept key (16 B)", kept.EncryptBlock),
+            new("bcrypt: CBC key made in an object CNG allocates, one call (32 B), destroyed", KeptKey.OneShotCbc),
+            new("bcrypt: a key object buffer allocated, zeroed, freed", kept.KeyObjectBuffer),
+            new("bcrypt: re-key, the new key in an object CNG allocates", kept.RekeyCngObject),
+            new("bcrypt: re-key, the new key in the handle's own buffer", kept.RekeyOwnBuffer),
+        ];
 
     // One message under the next key: returns whether the output is stock's.
     private static bool Message(Aes aes, bool dispose)
@@ -128,6 +151,19 @@ internal static class Program
         }
     }
 
+    // Microsoft Learn's sample: a new instance, Key, IV, CreateEncryptor, one TransformFinalBlock; the transform is dropped.
+    private static bool LearnSample(Aes aes)
+    {
+        using (aes)
+        {
+            int index = s_next++ & (KeyCount - 1);
+            aes.Key = s_keys[index];
+            aes.IV = s_iv;
+            ICryptoTransform encryptor = aes.CreateEncryptor();
+            return encryptor.TransformFinalBlock(s_plaintext, 0, s_plaintext.Length).AsSpan().SequenceEqual(s_expected[index]);
+        }
+    }
+
     private static byte[] StockCbc(byte[] key)
     {
         using var aes = Aes.Create();
@@ -135,8 +171,11 @@ internal static class Program
         return aes.EncryptCbc(s_plaintext, s_iv);
     }
 
-    /// <summary>One case: its rounds' times and allocations, and whether every message was right.</summary>
-    private sealed class Case(string name, Func<bool> message)
+    /// <summary>
+    /// One case: its rounds' times and allocations, and whether every message was right. A round runs MESSAGES ÷
+    /// <paramref name="divisor"/> messages (a slow client call takes a smaller share, so that every round is short).
+    /// </summary>
+    internal sealed class Case(string name, Func<bool> message, int divisor = 1)
     {
         private readonly List<double> _nanoseconds = [];
         private long _allocated;
@@ -147,7 +186,7 @@ internal static class Program
 
         public void Warm()
         {
-            for (int i = 0; i < 20_000; i++)
+            for (int i = 0; i < 20_000 / divisor; i++)
             {
                 Correct &= message();
             }
@@ -155,6 +194,7 @@ internal static class Program
 
         public void Round(int messages)
         {
+            messages = Math.Max(1, messages / divisor);
             bool correct = true;
             long before = GC.GetAllocatedBytesForCurrentThread();
             long start = Stopwatch.GetTimestamp();
