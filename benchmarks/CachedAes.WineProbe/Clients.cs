@@ -41,27 +41,28 @@ internal sealed class Clients : IDisposable
     /// <summary>The package's providers, set directly (what <c>UseCachedAes()</c> sets where it takes over).</summary>
     private static CryptoProviderFactory CachedFactory() => new() { CustomCryptoProvider = new CachedAesCryptoProvider() };
 
-    /// <summary>The cases, built now: key rings made, JWE sides set up and each checked once.</summary>
-    public IEnumerable<Program.Case> Cases()
+    /// <summary>Whether <paramref name="name"/> is one of these cases (they start with "JWE" or "DP").</summary>
+    public static bool IsClientCase(string name) => name.StartsWith("JWE ", StringComparison.Ordinal) || name.StartsWith("DP ", StringComparison.Ordinal);
+
+    /// <summary>The cases <paramref name="wanted"/> names, built now: key rings made and JWE sides set up.</summary>
+    public IEnumerable<Program.Case> Cases(Func<string, bool> wanted)
     {
-        Func<bool> stockJwe = Jwe(StockFactory());
-        Func<bool> useCachedAesJwe = Jwe(new CryptoProviderFactory().UseCachedAes());
-        Func<bool> cachedJwe = Jwe(CachedFactory());
-        return
+        (string Name, Func<Func<bool>> Make, int Divisor)[] all =
         [
-            new("JWE A256KW+A128CBC-HS256: stock", stockJwe, 100),
-            new("JWE A256KW+A128CBC-HS256: UseCachedAes()", useCachedAesJwe, 100),
-            new("JWE A256KW+A128CBC-HS256: the package's providers", cachedJwe, 100),
-            new("JWE key wrap A256KW per token: stock", () => KeyWrap(StockFactory()), 20),
-            new("JWE key wrap A256KW per token: the package's providers", () => KeyWrap(CachedFactory()), 20),
-            new("JWE content A128CBC-HS256 per token: stock", () => Content(StockFactory()), 20),
-            new("JWE content A128CBC-HS256 per token: the package's providers", () => Content(CachedFactory()), 20),
-            new("DP default: stock", DataProtection("default-stock", Configuration.Default, useCachedAes: false), 10),
-            new("DP default: UseCachedAes()", DataProtection("default-cached", Configuration.Default, useCachedAes: true), 10),
-            new("DP default: the managed encryptor over CachedAes", DataProtection("managed-over-cachedaes", Configuration.ManagedCachedAes, useCachedAes: false), 10),
-            new("DP managed Aes: stock", DataProtection("managed-stock", Configuration.ManagedAes, useCachedAes: false), 10),
-            new("DP managed Aes: UseCachedAes()", DataProtection("managed-cached", Configuration.ManagedAes, useCachedAes: true), 10),
+            ("JWE A256KW+A128CBC-HS256: stock", () => Jwe(StockFactory()), 100),
+            ("JWE A256KW+A128CBC-HS256: UseCachedAes()", () => Jwe(new CryptoProviderFactory().UseCachedAes()), 100),
+            ("JWE A256KW+A128CBC-HS256: the package's providers", () => Jwe(CachedFactory()), 100),
+            ("JWE key wrap A256KW per token: stock", () => () => KeyWrap(StockFactory()), 20),
+            ("JWE key wrap A256KW per token: the package's providers", () => () => KeyWrap(CachedFactory()), 20),
+            ("JWE content A128CBC-HS256 per token: stock", () => () => Content(StockFactory()), 20),
+            ("JWE content A128CBC-HS256 per token: the package's providers", () => () => Content(CachedFactory()), 20),
+            ("DP default: stock", () => DataProtection("default-stock", Configuration.Default, useCachedAes: false), 10),
+            ("DP default: UseCachedAes()", () => DataProtection("default-cached", Configuration.Default, useCachedAes: true), 10),
+            ("DP default: the managed encryptor over CachedAes", () => DataProtection("managed-over-cachedaes", Configuration.ManagedCachedAes, useCachedAes: false), 10),
+            ("DP managed Aes: stock", () => DataProtection("managed-stock", Configuration.ManagedAes, useCachedAes: false), 10),
+            ("DP managed Aes: UseCachedAes()", () => DataProtection("managed-cached", Configuration.ManagedAes, useCachedAes: true), 10),
         ];
+        return [.. all.Where(c => wanted(c.Name)).Select(c => new Program.Case(c.Name, c.Make(), c.Divisor))];
     }
 
     public void Dispose()

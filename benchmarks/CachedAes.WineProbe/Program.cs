@@ -16,9 +16,12 @@ namespace CachedCryptography.WineProbe;
 /// CachedAes, and the bare <c>bcrypt.dll</c> steps they are made of. Each case runs MESSAGES times (default 50,000) per
 /// round after a warm-up; the rounds of all cases are interleaved (round 1 of every case, then round 2, ...), fifteen in
 /// all, so that a slow spell of a shared machine falls on every case alike, and each case's fastest round is one the
-/// machine left it alone. Each case prints its fastest round and its median
-/// round in ns per message, with the bytes it allocated per message. Every output is compared with stock's for the same
-/// key; a mismatch ends the run with exit code 1.
+/// machine left it alone. Before each round the heap is collected, untimed, so that a round does not start with another
+/// case's garbage (CACHEDAES_WINE_PROBE_SETTLE: collect, none or sweep; see <c>Case.Settle</c>). Each case prints its fastest round and its median round in ns per message, with
+/// the bytes it allocated per message and the collections of each generation per 1,000 messages of its rounds. The
+/// client cases (<see cref="Clients"/>) are given as the second argument: <c>shapes</c> (the default), <c>clients</c>,
+/// <c>all</c>, or the start of case names. Every output is compared with stock's for the same key; a mismatch ends the
+/// run with exit code 1.
 /// </summary>
 internal static class Program
 {
@@ -33,6 +36,8 @@ internal static class Program
     private static readonly byte[] s_destination = new byte[32];
     private static readonly byte[][] s_expected = s_keys.Select(StockCbc).ToArray();
 
+    private static readonly string s_settle = Environment.GetEnvironmentVariable("CACHEDAES_WINE_PROBE_SETTLE") ?? "collect";
+
     private static int s_next;
 
     public static int Main(string[] args)
@@ -45,12 +50,6 @@ internal static class Program
 
         int messages = args.Length > 0 ? int.Parse(args[0], CultureInfo.InvariantCulture) : 50_000;
         string cases = args.Length > 1 ? args[1] : "shapes";
-        if (cases is not ("shapes" or "clients" or "all"))
-        {
-            Console.Error.WriteLine($"unknown cases '{cases}': shapes, clients or all");
-            return 2;
-        }
-
         return Run(messages, cases);
     }
 
@@ -72,16 +71,21 @@ internal static class Program
         using var kept = new KeptKey();
         using Aes stockKept = Aes.Create();
         using var cachedKept = new CachedAes(cng);
+        // shapes, clients, all, or the cases whose name starts with the given text ("NeverDisposed: stock"): only the cases
+        // asked for are set up, so that nothing else lives in the heap or leaves garbage behind.
+        Func<string, bool> wanted = which switch
+        {
+            "all" => _ => true,
+            "shapes" => name => !Clients.IsClientCase(name),
+            "clients" => Clients.IsClientCase,
+            _ => name => name.StartsWith(which, StringComparison.Ordinal),
+        };
         using var clients = new Clients();
-        var cases = new List<Case>();
-        if (which is "shapes" or "all")
+        List<Case> cases = [.. ShapeCases(cng, kept, stockKept, cachedKept).Where(c => wanted(c.Name)), .. clients.Cases(wanted)];
+        if (cases.Count == 0)
         {
-            cases.AddRange(ShapeCases(cng, kept, stockKept, cachedKept));
-        }
-
-        if (which is "clients" or "all")
-        {
-            cases.AddRange(clients.Cases());
+            Console.Error.WriteLine($"no case is '{which}': shapes, clients, all, or the start of a case's name");
+            return 2;
         }
 
         foreach (Case c in cases)
@@ -97,10 +101,15 @@ internal static class Program
             }
         }
 
-        Console.WriteLine("case,ns_per_message,ns_median_round,bytes_allocated_per_message");
+        Console.WriteLine("case,ns_per_message,ns_median_round,bytes_allocated_per_message,gen0_per_1000,gen1_per_1000,gen2_per_1000");
         foreach (Case c in cases)
         {
             Console.WriteLine(c.Report());
+        }
+
+        foreach (Case c in cases)
+        {
+            Console.WriteLine(c.Rounds());
         }
 
         if (cases.FirstOrDefault(c => !c.Correct) is Case failed)
@@ -178,7 +187,9 @@ internal static class Program
     internal sealed class Case(string name, Func<bool> message, int divisor = 1)
     {
         private readonly List<double> _nanoseconds = [];
+        private readonly long[] _collections = new long[3];
         private long _allocated;
+        private long _measured;
 
         public string Name { get; } = name;
 
@@ -194,9 +205,11 @@ internal static class Program
 
         public void Round(int messages)
         {
+            Settle();
             messages = Math.Max(1, messages / divisor);
             bool correct = true;
             long before = GC.GetAllocatedBytesForCurrentThread();
+            int[] collections = [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)];
             long start = Stopwatch.GetTimestamp();
             for (int i = 0; i < messages; i++)
             {
@@ -205,13 +218,45 @@ internal static class Program
 
             _nanoseconds.Add(Stopwatch.GetElapsedTime(start).TotalNanoseconds / messages);
             _allocated = (GC.GetAllocatedBytesForCurrentThread() - before) / messages;
+            for (int generation = 0; generation < 3; generation++)
+            {
+                _collections[generation] += GC.CollectionCount(generation) - collections[generation];
+            }
+
+            _measured += messages;
             Correct &= correct;
+        }
+
+        /// <summary>Each round's time in order, on a comment line: whether a case slows down as its rounds go on.</summary>
+        public string Rounds() =>
+            string.Create(CultureInfo.InvariantCulture, $"# rounds of {Name}: {string.Join(" ", _nanoseconds.Select(n => n.ToString("F0", CultureInfo.InvariantCulture)))}");
+
+        // Before each round, untimed (CACHEDAES_WINE_PROBE_SETTLE): "collect" (the default) collects the heap and waits for
+        // the finalizers, so that a round starts without another case's garbage; "none" does nothing. A dropped CachedAes
+        // key's sweep is queued by a collection and runs on the thread pool, so some of the case before may still overlap
+        // a round; "sweep" also sweeps at once, which takes that work out of the rounds, the case's own included.
+        private static void Settle()
+        {
+            if (s_settle == "none")
+            {
+                return;
+            }
+
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            if (s_settle == "sweep")
+            {
+                _ = Core.DroppedKeys.SweepNow();
+                GC.Collect();
+            }
         }
 
         public string Report()
         {
             double[] sorted = [.. _nanoseconds.Order()];
-            return string.Create(CultureInfo.InvariantCulture, $"{Name},{sorted[0]:F0},{sorted[sorted.Length / 2]:F0},{_allocated}");
+            double per1000(long count) => count * 1000.0 / _measured;
+            return string.Create(CultureInfo.InvariantCulture,
+                $"{Name},{sorted[0]:F0},{sorted[sorted.Length / 2]:F0},{_allocated},{per1000(_collections[0]):F3},{per1000(_collections[1]):F3},{per1000(_collections[2]):F3}");
         }
     }
 
