@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Consumer test for the CachedAes NuGet packages: CachedAes and its integration packages CachedAes.IdentityModel and
-# CachedAes.DataProtection.
+# Consumer test for the CachedAes NuGet packages: CachedAes and its integration packages CachedAes.IdentityModel,
+# CachedAes.DataProtection and CachedAes.JoseJwt.
 #
-#  1. Packs src/CachedAes, src/CachedAes.IdentityModel and src/CachedAes.DataProtection (Release, one version) into a
+#  1. Packs src/CachedAes, src/CachedAes.IdentityModel, src/CachedAes.DataProtection and src/CachedAes.JoseJwt (Release, one version) into a
 #     fresh local folder and checks each .nupkg and .snupkg (files, license expression, readme, repository commit,
 #     release notes, dependencies).
 #  2. Restores tests/lanes/consumers/PackageConsumerCheck, which references the package by id and version only,
@@ -14,14 +14,15 @@
 #     SKIP with the reason, or as FAIL when CACHEDAES_REQUIRE_AOT=1.
 #  5. The integration packages as README.md says to install and use them. In a fresh folder, a new worker app
 #     (`dotnet new worker`) runs README.md's Install lines as written (only the package folder, ~/cachedaes-feed there, is
-#     this run's), and gets README.md's two one-liners, with their `using` lines, extracted into a generated C# file (class ReadmeLines) beside
-#     tests/lanes/consumers/IntegrationConsumerCheck/Program.cs; it must restore and build without a warning. That app then shares a
+#     this run's), and gets README.md's three one-liners, with their `using` lines, extracted into a generated C# file (class ReadmeLines) beside
+#     tests/lanes/consumers/IntegrationConsumerCheck/Program.cs; it must restore and build without a warning. That app exchanges jose-jwt
+#     tokens with stock jose-jwt settings in both directions, and shares a
 #     Data Protection key ring with tests/lanes/consumers/StockDataProtectionCheck, a stock app without CachedAes: the stock app makes
 #     the ring, the CachedAes app reads it (on CachedAes from the first payload) and writes, each rotates the key once,
 #     each reads everything the other wrote; and the same with the CachedAes app first. No key may name CachedAes. The
 #     net11.0 run builds tests/lanes/consumers/IntegrationConsumerCheck itself (packages by id and version) with the same
 #     generated file, and the stock app reads its ring. (Not published trimmed or native AOT: IdentityModel and Data
-#     Protection themselves are not trimming-safe.)
+#     Protection themselves are not trimming-safe; nor is jose-jwt's reflection-based JSON mapper.)
 #  Steps 2-4 run twice (and step 5 in its two forms): the sample as a net10.0 app (it gets lib/net10.0, runs on .NET 10) and as a
 #  net11.0 app (lib/net11.0; its framework-dependent build runs on the .NET 11.0.0 runtime that
 #  scripts/install-dotnet11-runtime.sh lays out from the package source, the self-contained ones carry
@@ -46,7 +47,7 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 project="$repo/src/CachedAes/CachedAes.csproj"
-integration_ids=(CachedAes.IdentityModel CachedAes.DataProtection)
+integration_ids=(CachedAes.IdentityModel CachedAes.DataProtection CachedAes.JoseJwt)
 sample_dir="$repo/tests/lanes/consumers/PackageConsumerCheck"
 sample="$sample_dir/PackageConsumerCheck.csproj"
 sample_bin=PackageConsumerCheck
@@ -220,6 +221,7 @@ for id in "${integration_ids[@]}"; do
     fi
     case "$id" in
       CachedAes.IdentityModel) grep -qF '<dependency id="Microsoft.IdentityModel.Tokens" version="[8.0.1, 9.0.0)"' <<<"$inuspec" || iproblems+=("$id nuspec lacks the Microsoft.IdentityModel.Tokens [8.0.1, 9.0.0) dependency") ;;
+      CachedAes.JoseJwt) grep -qF '<dependency id="jose-jwt" version="[5.3.0, 6.0.0)"' <<<"$inuspec" || iproblems+=("$id nuspec lacks the jose-jwt [5.3.0, 6.0.0) dependency") ;;
       CachedAes.DataProtection)
         # 10.0.12 for net10.0: 10.0.0-10.0.6 have a known advisory (docs/dependencies.md); 11.0.0 for net11.0.
         for dp in 10.0.12 11.0.0; do
@@ -250,12 +252,12 @@ done
 doc_problems=$(for f in "$feed"/*."$version".nupkg; do
   for entry in $(zip_list "$f" | grep -E '^lib/.*\.xml$'); do
     zip_cat "$f" "$entry" | grep -oE 'member name="[^"]*"' \
-      | grep -E 'CachedCryptography\.(Core|Seam|Interop|Selection|Intrinsics)\.|CachedAesAuthenticatedEncryptorFactory|CachedCryptography\.IdentityModel\.Algorithms|#ctor\(System\.Func' \
+      | grep -E 'CachedCryptography\.(Ownership|Operations|Seam|Interop|Selection|Intrinsics|Backends)\.|CachedAesAuthenticatedEncryptorFactory|CachedCryptography\.IdentityModel\.Algorithms|#ctor\(System\.Func' \
       | sed "s|^|$(basename "$f") $entry: |" | head -n 3
   done
 done)
 if [[ -z "$doc_problems" ]]; then
-  pass "documentation files of the three packages: no internal member"
+  pass "documentation files of the packages: no internal member"
 else
   fail "documentation files document internal members:"
   echo "$doc_problems"
@@ -463,7 +465,8 @@ consume() {
 # ---------------------------------------------------------------- 5. README's Install lines and one-liners
 # README.md's Install block and one-liners, extracted once: $work/readme-install.txt (the commands of the first sh block
 # of "## Install") and the C# file ReadmeLines in $work (the csharp blocks holding "UseCachedAes();": their using lines at the top,
-# their statements in ReadmeLines.DataProtection(IServiceCollection services) and ReadmeLines.IdentityModel()). Besides
+# their statements in ReadmeLines.DataProtection(IServiceCollection services), ReadmeLines.IdentityModel() and
+# ReadmeLines.JoseJwt()). Besides
 # README's lines the file has only what an ASP.NET Core app has implicitly: Microsoft.Extensions.DependencyInjection.
 extract_readme() {
   python3 - "$repo/README.md" "$work/readme-install.txt" "$work/ReadmeLines.cs" <<'PY'
@@ -478,15 +481,16 @@ open(sys.argv[2], "w").write("\n".join(commands) + "\n")
 blocks = [b for b in re.findall(r"```csharp\n(.*?)```", text, re.S) if "UseCachedAes();" in b]
 dp = [b for b in blocks if "AddDataProtection()" in b]
 im = [b for b in blocks if "CryptoProviderFactory" in b]
-if len(dp) != 1 or len(im) != 1:
-    sys.exit(f"README.md: expected one Data Protection and one IdentityModel one-liner block, found {len(dp)} and {len(im)}")
+jj = [b for b in blocks if "JWT.DefaultSettings" in b]
+if len(dp) != 1 or len(im) != 1 or len(jj) != 1:
+    sys.exit(f"README.md: expected one Data Protection, one IdentityModel and one jose-jwt one-liner block, found {len(dp)}, {len(im)} and {len(jj)}")
 directive = re.compile(r"^using [A-Za-z_][A-Za-z0-9_.]*;")
 def split(b):
     lines = [l.rstrip() for l in b.splitlines() if l.strip()]
     return [l for l in lines if directive.match(l)], [l for l in lines if not directive.match(l)]
-(dpu, dps), (imu, ims) = split(dp[0]), split(im[0])
+(dpu, dps), (imu, ims), (jju, jjs) = split(dp[0]), split(im[0]), split(jj[0])
 usings = []
-for u in dpu + imu + ["using Microsoft.Extensions.DependencyInjection;   // implicit in ASP.NET Core and worker apps"]:
+for u in dpu + imu + jju + ["using Microsoft.Extensions.DependencyInjection;   // implicit in ASP.NET Core and worker apps"]:
     if u.split("//")[0].strip() not in [x.split("//")[0].strip() for x in usings]:
         usings.append(u)
 body = lambda lines: "\n".join("        " + l for l in lines)
@@ -495,7 +499,8 @@ open(sys.argv[3], "w").write(
     + "\n".join(usings) + "\n\n"
     + "internal static class ReadmeLines\n{\n"
     + "    public static void DataProtection(IServiceCollection services)\n    {\n" + body(dps) + "\n    }\n\n"
-    + "    public static void IdentityModel()\n    {\n" + body(ims) + "\n    }\n}\n")
+    + "    public static void IdentityModel()\n    {\n" + body(ims) + "\n    }\n\n"
+    + "    public static void JoseJwt()\n    {\n" + body(jjs) + "\n    }\n}\n")
 PY
 }
 
@@ -513,7 +518,7 @@ check_restored() {
     fi
   done
   if [[ ${#problems[@]} -eq 0 ]]; then
-    pass "$what restored CachedAes, CachedAes.IdentityModel and CachedAes.DataProtection $version from the local folder only (same SHA-512 as packed)"
+    pass "$what restored CachedAes, CachedAes.IdentityModel, CachedAes.DataProtection and CachedAes.JoseJwt $version from the local folder only (same SHA-512 as packed)"
   else
     for p in "${problems[@]}"; do fail "$what: $p"; done
   fi
@@ -550,7 +555,7 @@ build_stock_app() {
 # consume_readme: README's Install lines in a fresh worker app (net10.0), README's one-liners, and the shared ring.
 consume_readme() {
   local app="$work/readme-app" n=0 line cmd install_warnings="" feed_line=""
-  rm -rf "$app" "$packages/cachedaes" "$packages/cachedaes.identitymodel" "$packages/cachedaes.dataprotection"
+  rm -rf "$app" "$packages/cachedaes" "$packages/cachedaes.identitymodel" "$packages/cachedaes.dataprotection" "$packages/cachedaes.josejwt"
   mkdir -p "$app"
   run readme-new dotnet new worker --output "$app" --name ReadmeApp || { fail "dotnet new worker failed"; return 0; }
   rm -f "$app/Worker.cs"
@@ -576,7 +581,7 @@ consume_readme() {
   if [[ "$feed_line" != *"~/cachedaes-feed"* ]] || ! grep -q 'nuget add source ~/cachedaes-feed .*--configfile' "$work/readme-install.txt"; then
     fail "README.md's Install block does not pack into and add as a source (with --configfile) one folder, ~/cachedaes-feed"
   fi
-  for id in CachedAes CachedAes.DataProtection CachedAes.IdentityModel; do
+  for id in CachedAes CachedAes.DataProtection CachedAes.IdentityModel CachedAes.JoseJwt; do
     grep -qE "^dotnet add package $id --prerelease( |$)" "$work/readme-install.txt" || fail "README.md's Install block has no 'dotnet add package $id --prerelease'"
   done
   if [[ -n "$install_warnings" ]]; then
@@ -628,7 +633,7 @@ consume_integrations() {
   local tfm=$1 tag="integrations-$1"
   local tfm_args=(-p:CachedAesConsumerTargetFramework="$tfm" -p:CachedAesReadmeLines="$work/ReadmeLines.cs")
   [[ "$tfm" == net11.0 ]] && tfm_args+=(-p:AfterMicrosoftNetSdkProps="$repo/build/Net11WithSdk10.props")
-  rm -rf "$packages/cachedaes" "$packages/cachedaes.identitymodel" "$packages/cachedaes.dataprotection" "$integration_dir/bin" "$integration_dir/obj"
+  rm -rf "$packages/cachedaes" "$packages/cachedaes.identitymodel" "$packages/cachedaes.dataprotection" "$packages/cachedaes.josejwt" "$integration_dir/bin" "$integration_dir/obj"
 
   local ring="$work/ring-$tfm" log="$logs/integration-run-$tfm.log" dotnet_host=dotnet
   run "integration-build-$tfm" dotnet build "$integration_sample" -c Release "${tfm_args[@]}" -p:CachedAesVersion="$version" -o "$work/build-$tag" \
@@ -647,13 +652,13 @@ consume_integrations() {
   major=${major#net}
   grep -qx 'integration-check: OK' "$log" || problems+=("no 'integration-check: OK' line: $(grep -E '^(MISMATCH|integration-check)' "$log" | head -n 5 | paste -sd' ' -)")
   [[ "$(sed -n 's/^runtime: //p' "$log")" == "$major".* ]] || problems+=("ran on .NET '$(sed -n 's/^runtime: //p' "$log")'")
-  for line in library identitymodel-package dataprotection-package; do
+  for line in library identitymodel-package dataprotection-package josejwt-package; do
     [[ "$(sed -n "s/^$line: //p" "$log")" == ".NETCoreApp,Version=v$major.0" ]] || problems+=("$line is '$(sed -n "s/^$line: //p" "$log")', expected lib/$tfm")
   done
   backend=$(sed -n 's/^backend: //p' "$log")
   [[ "$expected_backend" == any || "$backend" == "$expected_backend" ]] || problems+=("backend is '$backend', expected '$expected_backend'")
   if [[ ${#problems[@]} -eq 0 ]]; then
-    pass "$tfm integration sample: integration-check: OK ($(grep -E '^checks:' "$log")), backend $backend, .NET $(sed -n 's/^runtime: //p' "$log"), lib/$tfm of all three packages"
+    pass "$tfm integration sample: integration-check: OK ($(grep -E '^checks:' "$log")), backend $backend, .NET $(sed -n 's/^runtime: //p' "$log"), lib/$tfm of all four packages"
   else
     for p in "${problems[@]}"; do fail "$tfm integration sample: $p"; done
   fi
@@ -671,7 +676,7 @@ aot_unavailable() {
 }
 
 if extract_readme >"$logs/readme-extract.log" 2>&1; then
-  pass "README.md: $(grep -c '' "$work/readme-install.txt") Install commands and the two one-liners extracted"
+  pass "README.md: $(grep -c '' "$work/readme-install.txt") Install commands and the three one-liners extracted"
 else
   cat "$logs/readme-extract.log"
   fail "README.md's Install block or one-liners could not be extracted"

@@ -21,13 +21,13 @@ cd "$(dirname "$0")/.."
 # four- and one-block paths), its two instruction sets' round and key-schedule steps, and its handle (round-key memory).
 # Those files use pointers: a mutant there may read or write past a buffer, and so may crash the test host rather than
 # fail a test.
-CORE_FILES=(Core/SymmetricPadding.cs Core/OneShot.cs Core/KeyWrap.cs Core/KeyEpoch.cs Core/KeyEpoch.Key.cs
-  Core/KeyEpoch.Slots.cs Core/KeyEpoch.SharedSlots.cs Core/KeyEpoch.Sweep.cs Core/KeyEpoch.Stock.cs Core/KeyMemory.cs Core/KeyMemory.Pool.cs Core/InstanceKey.cs
-  Core/LifecycleLock.cs Core/HandleLease.cs Core/HandleSlots.cs Core/DroppedKeys.cs
+CORE_FILES=(Operations/SymmetricPadding.cs Operations/OneShot.cs Operations/KeyWrap.cs
+  Ownership/KeyEpoch.cs Ownership/KeyEpoch.Handles.cs Ownership/KeyEpoch.Stock.cs Ownership/KeyMemory.cs
+  Ownership/PerProcessorStacks.cs Ownership/InstanceKey.cs Ownership/HandleLease.cs Ownership/HandleSlots.cs Ownership/Reclaimer.cs
   Backends/Intrinsics/AesSchedule.cs Backends/Intrinsics/AesBlocks.cs Backends/Intrinsics/IntrinsicsCipher.cs
   Backends/Intrinsics/X86AesInstructions.cs Backends/Intrinsics/ArmAesInstructions.cs)
 # The smaller scope the CI lane runs (--ci): padding and key wrap.
-CI_FILES=(Core/SymmetricPadding.cs Core/KeyWrap.cs)
+CI_FILES=(Operations/SymmetricPadding.cs Operations/KeyWrap.cs)
 # ---------------------------------------------------------------------------------------------------
 
 # The tests each mutant runs (Stryker runs only the tests that cover it). Left out: the OpenSSL RFC 3394

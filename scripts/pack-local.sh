@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs CachedAes and its two integration packages into a folder, with one version stamp, so that each integration
+# Packs CachedAes and its integration packages into a folder, with one version stamp, so that each integration
 # package's dependency names the CachedAes packed with it (a local pack is 0.1.0-dev.<UTC stamp>; see CONTRIBUTING.md).
 #
 #   bash scripts/pack-local.sh [FOLDER]      (default: ~/cachedaes-feed)
@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.."
 feed=${1:-$HOME/cachedaes-feed}
 mkdir -p "$feed"
 stamp=$(date -u +%Y%m%dT%H%M%S)
-for project in CachedAes CachedAes.IdentityModel CachedAes.DataProtection; do
+for project in CachedAes CachedAes.IdentityModel CachedAes.DataProtection CachedAes.JoseJwt; do
   dotnet pack "src/$project" -c Release -o "$feed" -p:CachedAesDevStamp="$stamp" -nologo -v quiet
 done
-echo "pack-local: CachedAes, CachedAes.IdentityModel and CachedAes.DataProtection 0.1.0-dev.$stamp in $feed"
+echo "pack-local: CachedAes, CachedAes.IdentityModel, CachedAes.DataProtection and CachedAes.JoseJwt 0.1.0-dev.$stamp in $feed"
 echo "pack-local: in your app: dotnet nuget add source $feed --name cachedaes-local --configfile nuget.config (once), then dotnet add package <id> --prerelease (see README.md, Install)"

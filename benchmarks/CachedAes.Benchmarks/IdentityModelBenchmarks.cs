@@ -219,3 +219,119 @@ public class IdentityModelKeyWrap
         }
     }
 }
+
+/// <summary>The authentication tag handed to <see cref="IdentityModelContentDecryption"/>.</summary>
+public enum TagKind
+{
+    /// <summary>The tag encryption made: the token decrypts.</summary>
+    Valid,
+
+    /// <summary>The same tag with one bit flipped: a forged token, rejected with IDX10650.</summary>
+    Forged,
+}
+
+/// <summary>
+/// IdentityModel's content decryption alone, as <see cref="JsonWebTokenHandler"/> does it per token once the content key
+/// is unwrapped: a content key, a provider from the factory (<c>CreateAuthenticatedEncryptionProvider</c>), one
+/// <c>Decrypt</c> of a 256-byte payload under a JWE header's AAD, and the provider disposed. With a <see cref="TagKind.Valid"/>
+/// tag it decrypts; with a <see cref="TagKind.Forged"/> one both reject it with IDX10650 (the time includes throwing and
+/// catching the exception). Stock <see cref="AuthenticatedEncryptionProvider"/> (baseline) against
+/// <see cref="CachedAesCbcHmacProvider"/>. Each setup checks the plaintext, or the rejection and its message, against
+/// stock's.
+/// </summary>
+[MemoryDiagnoser]
+[GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
+public class IdentityModelContentDecryption
+{
+    private static readonly byte[] s_aad = System.Text.Encoding.ASCII.GetBytes("eyJhbGciOiJBMjU2S1ciLCJlbmMiOiJBMTI4Q0JDLUhTMjU2IiwidHlwIjoiSldUIn0");
+    private static readonly byte[] s_plaintext = TestData.Fill(256, 0x7E57);
+
+    private CryptoProviderFactory _factory = null!;
+    private byte[] _cek = [];
+    private byte[] _ciphertext = [];
+    private byte[] _iv = [];
+    private byte[] _tag = [];
+
+    /// <summary>A valid or a forged tag.</summary>
+    [ParamsAllValues]
+    public TagKind Tag { get; set; }
+
+    /// <summary>The content encryption: A128CBC-HS256 (a 32-byte content key) or A256CBC-HS512 (64 bytes).</summary>
+    [Params(SecurityAlgorithms.Aes128CbcHmacSha256, SecurityAlgorithms.Aes256CbcHmacSha512)]
+    public string Enc { get; set; } = SecurityAlgorithms.Aes128CbcHmacSha256;
+
+    /// <summary>Stock IdentityModel's provider.</summary>
+    [GlobalSetup(Target = nameof(Stock))]
+    public void SetupStock() => Setup(cached: false);
+
+    /// <summary>CachedAes's provider.</summary>
+    [GlobalSetup(Target = nameof(Cached))]
+    public void SetupCached() => Setup(cached: true);
+
+    /// <summary>Stock (baseline).</summary>
+    [Benchmark(Baseline = true)]
+    public int Stock() => DecryptOne();
+
+    /// <summary>CachedAes.</summary>
+    [Benchmark]
+    public int Cached() => DecryptOne();
+
+    // The plaintext's length, or -1 for a rejected token.
+    private int DecryptOne()
+    {
+        var key = new SymmetricSecurityKey(_cek) { CryptoProviderFactory = _factory };
+        using AuthenticatedEncryptionProvider provider = _factory.CreateAuthenticatedEncryptionProvider(key, Enc);
+        try
+        {
+            return provider.Decrypt(_ciphertext, s_aad, _iv, _tag).Length;
+        }
+        catch (SecurityTokenDecryptionFailedException)
+        {
+            return -1;
+        }
+    }
+
+    private void Setup(bool cached)
+    {
+        _factory = Jwe.Factory(cached);
+        _cek = TestData.Fill(Enc == SecurityAlgorithms.Aes128CbcHmacSha256 ? 32 : 64, 0xCE4);
+        using var stock = new AuthenticatedEncryptionProvider(new SymmetricSecurityKey(_cek), Enc);
+        AuthenticatedEncryptionResult r = stock.Encrypt(s_plaintext, s_aad, TestData.Fill(16, 0x1F));
+        (_ciphertext, _iv, _tag) = (r.Ciphertext, r.IV, (byte[])r.AuthenticationTag.Clone());
+        if (Tag == TagKind.Forged)
+        {
+            _tag[^1] ^= 0x01;
+        }
+
+        var key = new SymmetricSecurityKey(_cek) { CryptoProviderFactory = _factory };
+        using AuthenticatedEncryptionProvider provider = _factory.CreateAuthenticatedEncryptionProvider(key, Enc);
+        bool right = provider.GetType() == (cached ? typeof(CachedAesCbcHmacProvider) : typeof(AuthenticatedEncryptionProvider));
+        string? stockMessage = null;
+        string? message = null;
+        try
+        {
+            _ = stock.Decrypt(_ciphertext, s_aad, _iv, _tag);
+        }
+        catch (SecurityTokenDecryptionFailedException e)
+        {
+            stockMessage = e.Message;
+        }
+
+        try
+        {
+            right &= provider.Decrypt(_ciphertext, s_aad, _iv, _tag).AsSpan().SequenceEqual(s_plaintext) && Tag == TagKind.Valid;
+        }
+        catch (SecurityTokenDecryptionFailedException e)
+        {
+            message = e.Message;
+            right &= Tag == TagKind.Forged && message == stockMessage && message.StartsWith("IDX10650:", StringComparison.Ordinal);
+        }
+
+        if (!right || DecryptOne() != (Tag == TagKind.Valid ? s_plaintext.Length : -1))
+        {
+            throw BenchmarkCheck.Failure(
+                $"{(cached ? "CachedAes" : "Stock")} IdentityModel {Enc} with a {Tag} tag did not end as stock's (provider {provider.GetType().Name}, " +
+                $"message {message ?? "none"}, stock's {stockMessage ?? "none"}).");
+        }
+    }
+}

@@ -49,6 +49,9 @@ internal static class Program
         typeof(MetricsOverhead),
         typeof(JweRoundTrip),
         typeof(IdentityModelKeyWrap),
+        typeof(IdentityModelContentDecryption),
+        typeof(JoseJwtToken),
+        typeof(JoseJwtKeyWrap),
         typeof(DataProtectionRoundTrip),
         typeof(AesInstructionBound),
     ];

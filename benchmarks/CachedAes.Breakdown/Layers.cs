@@ -5,7 +5,8 @@ using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Benchmarks;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 
@@ -44,7 +45,7 @@ internal static class Layers
         new("handle", "BlockCipher.TryTransform from the backend: a virtual call, the raw-context update without GC transition, the never-reset CBC fix-up in the handle; encrypt copies the padded plaintext in first, as the one-shot does",
             f => f.HandleCall()),
 
-        new("lease", "InstanceKey.Rent and HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one interlocked exchange, one store, the retirement check)",
+        new("lease", "InstanceKey.Rent and KeyEpoch.HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one interlocked exchange, one store, the retirement check)",
             f => f.LeaseCall()),
 
         new("oneshot", "the one-shot's length checks, then OneShot.Encrypt/Decrypt on the leased handle: copy and PKCS7 pad or unpad (vectorised), failure hygiene",
@@ -179,13 +180,13 @@ internal sealed unsafe class Fixture : IDisposable
         return Encrypting
             ? () =>
             {
-                using HandleLease lease = key.Rent(mode, encrypting: true);
+                using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: true);
                 message.CopyTo(output, 0);
                 Check(lease.Cipher.TryTransform(iv, output, output));
             }
             : () =>
             {
-                using HandleLease lease = key.Rent(mode, encrypting: false);
+                using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: false);
                 Check(lease.Cipher.TryTransform(iv, message, output));
             };
     }
@@ -202,14 +203,14 @@ internal sealed unsafe class Fixture : IDisposable
             ? () =>
             {
                 int length = SymmetricPadding.GetCiphertextLength(input.Length, PaddingMode.PKCS7);
-                using HandleLease lease = key.Rent(mode, encrypting: true);
+                using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: true);
                 OneShot.Encrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output.AsSpan(0, length));
             }
             : () =>
             {
                 if (OneShot.CheckDecryption(input.Length, output.Length, PaddingMode.PKCS7) == OneShot.Decryption.Needed)
                 {
-                    using HandleLease lease = key.Rent(mode, encrypting: false);
+                    using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: false);
                     OneShot.Decrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output, out _);
                 }
             };
@@ -297,7 +298,7 @@ internal sealed unsafe class Fixture : IDisposable
     {
         private InstanceKey _key = Keyed(key);
 
-        public HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
+        public KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
             _key.Rent(256, mode, encrypting);
 
         public void Dispose()

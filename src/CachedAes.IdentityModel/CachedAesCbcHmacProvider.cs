@@ -1,7 +1,10 @@
 using System;
+using System.Buffers;
 using System.Buffers.Binary;
+using System.Diagnostics.Tracing;
 using System.Security.Cryptography;
 using System.Threading;
+using Microsoft.IdentityModel.Abstractions;
 using Microsoft.IdentityModel.Logging;
 using Microsoft.IdentityModel.Tokens;
 
@@ -27,23 +30,35 @@ namespace CachedCryptography.IdentityModel;
 /// left alone). <see cref="Dispose(bool)"/> zeroes the split keys once no call is using them: a call already running
 /// finishes with the intact keys, and every call that starts after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>
 /// throws <see cref="ObjectDisposedException"/>, as IdentityModel's provider does (which does not zero its keys), so no
-/// output is ever made under a zeroed key.
+/// output is ever made under a zeroed key. Nothing else the provider makes holds the key: it never asks IdentityModel's
+/// base class for its split keys or its HMAC signature provider, and its <see cref="Dispose(bool)"/> does not call the
+/// base class's, which would make both only to release them.
 /// </para>
 /// <para>
 /// Each <see cref="Encrypt(byte[], byte[], byte[])"/> and <see cref="Decrypt"/> makes one CachedAes for the call and
-/// disposes it. The HMAC is computed with <see cref="IncrementalHash"/>, not through the key's
+/// disposes it. The HMAC is computed with .NET's one-shot <c>CryptographicOperations.HmacData</c>
+/// over a pooled copy of its input (with <see cref="IncrementalHash"/> above 64 KiB of input), not through the key's
 /// <see cref="CryptoProviderFactory"/> (IdentityModel's provider asks that factory for a signature provider).
 /// </para>
 /// <para>
-/// Bad input fails with IdentityModel's exception types, checked in IdentityModel's order: <see cref="ArgumentNullException"/>
-/// for a null or empty argument, <see cref="ObjectDisposedException"/> after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>,
-/// IdentityModel's <see cref="ArgumentOutOfRangeException"/> for a key too short for the algorithm (on first use),
-/// <see cref="CryptographicException"/> from <see cref="SymmetricAlgorithm.IV"/> for an IV that is not 16 bytes,
-/// <see cref="SecurityTokenDecryptionFailedException"/> for a tag of the wrong length or value and for a ciphertext that
-/// does not decrypt, and <see cref="SecurityTokenEncryptionFailedException"/> if AES encryption fails. Null or empty
-/// arguments fail with IdentityModel's IDX10000 through its <see cref="LogHelper"/>; a rejected tag or ciphertext fails with
-/// the very exception IdentityModel's provider throws for it (IDX10625, IDX10650, IDX10654, logged as that version of
-/// IdentityModel logs them), because that provider is asked to decrypt the rejected input.
+/// Bad input fails as in IdentityModel's provider, checked in its order, with its exception types and its messages, built
+/// with IdentityModel's <see cref="LogHelper"/> from the same arguments (so <c>IdentityModelEventSource.ShowPII</c>
+/// hides or shows them alike) and logged through it at the same level: <see cref="ArgumentNullException"/> (IDX10000) for
+/// a null or empty argument; <see cref="ObjectDisposedException"/> naming <see cref="AuthenticatedEncryptionProvider"/>
+/// after <see cref="AuthenticatedEncryptionProvider.Dispose()"/>; IdentityModel's own <see cref="ArgumentOutOfRangeException"/>
+/// (IDX10653) for a key too short for the algorithm, on first use and on the first <see cref="AuthenticatedEncryptionProvider.Dispose()"/>;
+/// <see cref="SecurityTokenDecryptionFailedException"/> for a tag of the wrong length (IDX10625), a tag that does not
+/// match (IDX10650, logged as an error by IdentityModel before 8.23.0 and as informational from 8.23.0, as each version
+/// does) and an authentic ciphertext that does not decrypt (IDX10654); <see cref="CryptographicException"/> from
+/// <see cref="SymmetricAlgorithm.IV"/> for an IV that is not 16 bytes. A rejected input costs what a valid one does up to
+/// the tag check, plus the message: nothing is decrypted or computed a second time. A successful encryption logs
+/// IdentityModel's informational IDX10642, as the HMAC signature provider of IdentityModel's provider does.
+/// </para>
+/// <para>
+/// One difference remains, with <c>ShowPII</c> on only: IDX10654's message then contains the
+/// <see cref="CryptographicException"/> that AES decryption threw, stack trace included, and that stack trace names the
+/// code that threw it (CachedAes's here, .NET's and IdentityModel's in IdentityModel's provider). Its type and message are
+/// the same.
 /// </para>
 /// </remarks>
 public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
@@ -55,10 +70,32 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     private const int Disposed = 1;
     private const int OneCall = 2;
 
+    // The longest HMAC input (AAD, IV, ciphertext and AL) hashed in one call from a pooled copy; longer ones incrementally.
+    private const int OneShotMacInput = 64 * 1024;
+
+    // IdentityModel's message texts (Microsoft.IdentityModel.Tokens' LogMessages), the same in 8.0.1 and 8.23.0.
+    private const string Idx10625 = "IDX10625: Failed to verify the authenticationTag length, the actual tag length '{0}' does not match the expected tag length '{1}'. authenticationTag: '{2}', algorithm: '{3}'.";
+    private const string Idx10650 = "IDX10650: Failed to verify ciphertext with aad '{0}'; iv '{1}'; and authenticationTag '{2}'.";
+    private const string Idx10654 = "IDX10654: Decryption failed. Cryptographic operation exception: '{0}'.";
+    private const string Idx10642 = "IDX10642: Creating signature using the input: '{0}'.";
+
+    /// <summary>
+    /// The level IdentityModel's provider logs IDX10650 (a tag that does not match) at: an error up to 8.22, informational
+    /// from 8.23.0 (its pull request 3582, in 8.23.0's release notes; 8.0.1, 8.16.0, 8.19.2 and 8.23.0 checked by the
+    /// tests). Read from the Microsoft.IdentityModel.Tokens assembly in use, whose version is its package's.
+    /// </summary>
+    private static readonly EventLevel s_tagMismatchLevel =
+        typeof(AuthenticatedEncryptionProvider).Assembly.GetName().Version >= new Version(8, 23) ? EventLevel.Informational : EventLevel.Error;
+
     private readonly Func<Aes> _createAes;
     private readonly int _halfKeySize;
     private readonly HashAlgorithmName _hmac;
     private readonly Lazy<SplitKey> _keys;
+
+    // IdentityModel's provider checks the key's size in two places that each remember their failure: making its split
+    // keys (on encryption) and making its HMAC signature provider (on decryption, and in Dispose). _keys is the first,
+    // _keySizeChecked the second, so that a key too short fails, and is logged, at the same calls.
+    private readonly Lazy<bool> _keySizeChecked;
     private int _state;
 
     /// <summary>Creates the provider.</summary>
@@ -89,6 +126,7 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         };
         _createAes = createAes;
         _keys = new Lazy<SplitKey>(Split, LazyThreadSafetyMode.ExecutionAndPublication);
+        _keySizeChecked = new Lazy<bool>(CheckKeySize, LazyThreadSafetyMode.ExecutionAndPublication);
     }
 
     /// <summary>Encrypts <paramref name="plaintext"/> with a random IV.</summary>
@@ -147,17 +185,37 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
 
     /// <summary>
     /// Marks the provider disposed; zeroes the split keys now if no call is using them, otherwise the last call to finish
-    /// zeroes them. Then lets IdentityModel's base release what it holds.
+    /// zeroes them. The first call with <paramref name="disposing"/> true then checks the key's size as IdentityModel's
+    /// provider does there, so a key too short for the algorithm throws its <see cref="ArgumentOutOfRangeException"/>
+    /// (IDX10653) as IdentityModel's does.
     /// </summary>
     /// <param name="disposing">True when called from <see cref="AuthenticatedEncryptionProvider.Dispose()"/>.</param>
+    /// <remarks>
+    /// IdentityModel's <c>Dispose(bool)</c> is not called: for AES-CBC-HMAC all it does is make its HMAC signature provider
+    /// (splitting the key into two new keys that it never zeroes, the key-size check above being its first step) and
+    /// release it, and this provider never used either.
+    /// </remarks>
+#pragma warning disable CA2215 // The base class's Dispose(bool) would make key copies to release them; see the remarks.
     protected override void Dispose(bool disposing)
+#pragma warning restore CA2215
     {
-        if (disposing && Interlocked.Or(ref _state, Disposed) == 0)
+        if (!disposing)
+        {
+            return;
+        }
+
+        int before = Interlocked.Or(ref _state, Disposed);
+        if ((before & Disposed) != 0)
+        {
+            return;
+        }
+
+        if (before == 0)
         {
             ZeroKeys();
         }
 
-        base.Dispose(disposing);
+        _ = _keySizeChecked.Value;
     }
 
     private AuthenticatedEncryptionResult EncryptCore(byte[] plaintext, byte[] authenticatedData, byte[]? iv)
@@ -180,7 +238,16 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         }
         catch (CryptographicException e)
         {
-            throw new SecurityTokenEncryptionFailedException("AES-CBC encryption failed.", e);
+            // IdentityModel's provider says IDX10654 (its text reads "Decryption failed") for a failed encryption too.
+            throw LogHelper.LogExceptionMessage(new SecurityTokenEncryptionFailedException(LogHelper.FormatInvariant(Idx10654, e)));
+        }
+
+        if (LogHelper.IsEnabled(EventLogLevel.Informational))
+        {
+            // IdentityModel's provider signs with its HMAC signature provider, which logs this. Its argument there is the
+            // HMAC's input, a byte array, which IdentityModel's log prints as its type alone (ShowPII off or on): an empty
+            // array prints the same without copying the input.
+            LogHelper.LogInformation(Idx10642, Array.Empty<byte>());
         }
 
         return new AuthenticatedEncryptionResult(Key, ciphertext, usedIv, Tag(keys.Mac, authenticatedData, usedIv, ciphertext));
@@ -190,13 +257,16 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     {
         if (authenticationTag.Length != _halfKeySize)
         {
-            throw StocksFailure(ciphertext, authenticatedData, iv, authenticationTag);
+            throw LogHelper.LogExceptionMessage(new SecurityTokenDecryptionFailedException(LogHelper.FormatInvariant(
+                Idx10625, authenticationTag.Length, _halfKeySize, Base64UrlEncoder.Encode(authenticationTag), Algorithm)));
         }
 
+        _ = _keySizeChecked.Value;
         SplitKey keys = _keys.Value;
         if (!CryptographicOperations.FixedTimeEquals(Tag(keys.Mac, authenticatedData, iv, ciphertext), authenticationTag))
         {
-            throw StocksFailure(ciphertext, authenticatedData, iv, authenticationTag);
+            throw LogHelper.LogExceptionMessage(s_tagMismatchLevel, new SecurityTokenDecryptionFailedException(LogHelper.FormatInvariant(
+                Idx10650, Base64UrlEncoder.Encode(authenticatedData), Base64UrlEncoder.Encode(iv), Base64UrlEncoder.Encode(authenticationTag))));
         }
 
         using Aes aes = _createAes();
@@ -206,33 +276,10 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         {
             return aes.DecryptCbc(ciphertext, iv, PaddingMode.PKCS7);
         }
-        catch (CryptographicException)
+        catch (CryptographicException e)
         {
-            throw StocksFailure(ciphertext, authenticatedData, iv, authenticationTag);
+            throw LogHelper.LogExceptionMessage(new SecurityTokenDecryptionFailedException(LogHelper.FormatInvariant(Idx10654, e)));
         }
-    }
-
-    /// <summary>
-    /// What IdentityModel's own provider throws for input this provider rejected (a tag of the wrong length or value, or
-    /// an authentic ciphertext that does not decrypt): it is asked to decrypt the same input with the same key, and its
-    /// exception is thrown. So the message (IDX10625, IDX10650, IDX10654, with arguments hidden unless
-    /// <c>IdentityModelEventSource.ShowPII</c>) and IdentityModel's log entry, whose level differs between 8.x versions,
-    /// are those of the IdentityModel version in use. Runs on failures only.
-    /// </summary>
-    private SecurityTokenDecryptionFailedException StocksFailure(byte[] ciphertext, byte[] authenticatedData, byte[] iv, byte[] authenticationTag)
-    {
-        try
-        {
-            using var stock = new AuthenticatedEncryptionProvider(Key, Algorithm);
-            _ = stock.Decrypt(ciphertext, authenticatedData, iv, authenticationTag);
-        }
-        catch (SecurityTokenDecryptionFailedException e)
-        {
-            return e;
-        }
-
-        // IdentityModel accepted what this provider rejected: its output is never returned.
-        return new SecurityTokenDecryptionFailedException($"{nameof(CachedAesCbcHmacProvider)} rejected a ciphertext that IdentityModel's provider accepted.");
     }
 
     /// <summary>Counts a call in, or throws <see cref="ObjectDisposedException"/> once the provider is disposed.</summary>
@@ -241,7 +288,12 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         int state = Volatile.Read(ref _state);
         while (true)
         {
-            ObjectDisposedException.ThrowIf((state & Disposed) != 0, this);
+            if ((state & Disposed) != 0)
+            {
+                // IdentityModel's provider names its own type (GetType() there) and logs the exception as an error.
+                throw LogHelper.LogExceptionMessage(new ObjectDisposedException(typeof(AuthenticatedEncryptionProvider).ToString()));
+            }
+
             int seen = Interlocked.CompareExchange(ref _state, state + OneCall, state);
             if (seen == state)
             {
@@ -271,6 +323,13 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         }
     }
 
+    /// <summary>IdentityModel's key-size check, as its provider makes it before its HMAC signature provider.</summary>
+    private bool CheckKeySize()
+    {
+        ValidateKeySize(Key, Algorithm);
+        return true;
+    }
+
     /// <summary>IdentityModel's key-size check, then the MAC key and the AES key; the copy of the content key is zeroed.</summary>
     private SplitKey Split()
     {
@@ -296,17 +355,46 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
         }
     }
 
+    /// <summary>
+    /// The tag: the first half of HMAC(MAC key, AAD ‖ IV ‖ ciphertext ‖ AL). Up to <see cref="OneShotMacInput"/> bytes of
+    /// input are copied into one pooled buffer (not secret: the AAD, IV and ciphertext travel in the token) and hashed in
+    /// one call, which costs less than an incremental HMAC; longer inputs are hashed incrementally, without the copy.
+    /// </summary>
     private byte[] Tag(byte[] macKey, byte[] authenticatedData, byte[] iv, byte[] ciphertext)
     {
-        using IncrementalHash hmac = IncrementalHash.CreateHMAC(_hmac, macKey);
-        hmac.AppendData(authenticatedData);
-        hmac.AppendData(iv);
-        hmac.AppendData(ciphertext);
         Span<byte> lengthInBits = stackalloc byte[8];
         BinaryPrimitives.WriteInt64BigEndian(lengthInBits, 8L * authenticatedData.Length);
-        hmac.AppendData(lengthInBits);
         Span<byte> mac = stackalloc byte[64];
-        _ = hmac.GetHashAndReset(mac);
+        long inputLength = (long)authenticatedData.Length + iv.Length + ciphertext.Length + lengthInBits.Length;
+        if (inputLength <= OneShotMacInput)
+        {
+            byte[] input = ArrayPool<byte>.Shared.Rent((int)inputLength);
+            try
+            {
+                Span<byte> rest = input;
+                authenticatedData.CopyTo(rest);
+                rest = rest[authenticatedData.Length..];
+                iv.CopyTo(rest);
+                rest = rest[iv.Length..];
+                ciphertext.CopyTo(rest);
+                lengthInBits.CopyTo(rest[ciphertext.Length..]);
+                _ = CryptographicOperations.HmacData(_hmac, macKey, input.AsSpan(0, (int)inputLength), mac);
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(input);
+            }
+        }
+        else
+        {
+            using IncrementalHash hmac = IncrementalHash.CreateHMAC(_hmac, macKey);
+            hmac.AppendData(authenticatedData);
+            hmac.AppendData(iv);
+            hmac.AppendData(ciphertext);
+            hmac.AppendData(lengthInBits);
+            _ = hmac.GetHashAndReset(mac);
+        }
+
         return mac[.._halfKeySize].ToArray();
     }
 

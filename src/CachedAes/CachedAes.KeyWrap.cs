@@ -1,13 +1,14 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography;
 
 // Key wrap cores: RFC 5649 (with padding) overrides .NET 10's Aes cores; RFC 3394 (without padding) overrides .NET 11's
 // (on the net10.0 build they are private, called by the members in CachedAes.Rfc3394.Net10.cs). Every one runs all its AES
-// steps on one cached ECB handle, held for the whole operation (Core/KeyWrap.cs).
+// steps on one cached ECB handle, held for the whole operation (Operations/KeyWrap.cs).
 public sealed partial class CachedAes
 {
     // RFC 3394 section 2.2.3.1: the default initial value. A constant span: no allocation.
@@ -18,7 +19,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">A native call failed.</exception>
     protected override void EncryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
         KeyWrap.WrapPadded(ecb.Cipher, source, destination);
     }
 
@@ -30,7 +31,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The ciphertext does not unwrap under this key (integrity check failed), or a native call failed.</exception>
     protected override int DecryptKeyWrapPaddedCore(ReadOnlySpan<byte> source, Span<byte> destination)
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
         return KeyWrap.UnwrapPadded(ecb.Cipher, source, destination);
     }
 
@@ -48,7 +49,7 @@ public sealed partial class CachedAes
     private void EncryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
 #endif
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: true);
         KeyWrap.Wrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
     }
 
@@ -67,7 +68,7 @@ public sealed partial class CachedAes
     private int DecryptKeyWrapCore(ReadOnlySpan<byte> source, Span<byte> destination)
 #endif
     {
-        using HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
+        using KeyEpoch.HandleLease ecb = Rent(BlockCipherMode.Ecb, encrypting: false);
         KeyWrap.Unwrap(ecb.Cipher, KeyWrapDefaultInitialValue, source, destination);
         return destination.Length;
     }

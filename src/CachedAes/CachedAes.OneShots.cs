@@ -1,12 +1,16 @@
 using System;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography;
 
 // The one-shot cores (EncryptEcb, DecryptCbc, EncryptCfb, ... all end here after the base class has validated the
-// arguments): the lengths are checked first, then a cached handle is leased for the work (Core/OneShot.cs).
+// arguments): the lengths are checked first, then a cached handle is leased for the work (Operations/OneShot.cs).
 public sealed partial class CachedAes
 {
     /// <summary>Encrypts with ECB on a cached ECB encryption handle.</summary>
@@ -33,8 +37,13 @@ public sealed partial class CachedAes
     /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
     /// call failed (the handle is then released and the next call makes a new one).
     /// </exception>
-    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        Encrypt(BlockCipherMode.Cbc, iv, paddingMode, plaintext, destination, out bytesWritten);
+    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
+    {
+        // The IV is read before the destination is written, as stock reads it: an IV inside the destination counts as it
+        // was when the call began (the base class checked its length).
+        Vector128<byte> start = Vector128.Create(iv);
+        return Encrypt(BlockCipherMode.Cbc, AsSpan(ref start), paddingMode, plaintext, destination, out bytesWritten);
+    }
 
     /// <summary>Decrypts with CBC on a cached CBC decryption handle.</summary>
     /// <inheritdoc />
@@ -42,15 +51,19 @@ public sealed partial class CachedAes
     /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
     /// No plaintext is left in <paramref name="destination"/>.
     /// </exception>
-    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        Decrypt(BlockCipherMode.Cbc, iv, paddingMode, ciphertext, destination, out bytesWritten);
+    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
+    {
+        // As for encryption: the IV as it was when the call began, whatever the call writes into the destination.
+        Vector128<byte> start = Vector128.Create(iv);
+        return Decrypt(BlockCipherMode.Cbc, AsSpan(ref start), paddingMode, ciphertext, destination, out bytesWritten);
+    }
 
     /// <inheritdoc />
     /// <remarks>CFB is not cached natively: it runs on a stock instance holding the same key, kept between calls.</remarks>
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryEncryptCfbCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using StockLease stock = _key.RentStock(KeySizeValue);
+        using KeyEpoch.StockLease stock = _key.RentStock(KeySizeValue);
         return stock.Aes.TryEncryptCfb(plaintext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
@@ -59,7 +72,7 @@ public sealed partial class CachedAes
     /// <exception cref="CryptographicException">The feedback size is not 8 or 128 bits, or the input is invalid for the padding mode.</exception>
     protected override bool TryDecryptCfbCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, int feedbackSizeInBits, out int bytesWritten)
     {
-        using StockLease stock = _key.RentStock(KeySizeValue);
+        using KeyEpoch.StockLease stock = _key.RentStock(KeySizeValue);
         return stock.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
@@ -74,7 +87,7 @@ public sealed partial class CachedAes
 
         if (length != 0)
         {
-            using HandleLease lease = Rent(mode, encrypting: true);
+            using KeyEpoch.HandleLease lease = Rent(mode, encrypting: true);
             OneShot.Encrypt(lease.Cipher, iv, padding, plaintext, destination.Slice(0, length));
         }
 
@@ -91,7 +104,11 @@ public sealed partial class CachedAes
             return check == OneShot.Decryption.Empty;
         }
 
-        using HandleLease lease = Rent(mode, encrypting: false);
+        using KeyEpoch.HandleLease lease = Rent(mode, encrypting: false);
         return OneShot.Decrypt(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
     }
+
+    // A block held in a local, as the span the seam takes.
+    private static ReadOnlySpan<byte> AsSpan(ref Vector128<byte> block) =>
+        MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<Vector128<byte>, byte>(ref block), Vector128<byte>.Count);
 }

@@ -1,14 +1,14 @@
 using System;
 using System.Security.Cryptography;
-using CachedCryptography.Core;
-using CachedCryptography.Core.Transforms;
+using CachedCryptography.Operations.Transforms;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography;
 
 // CreateEncryptor/CreateDecryptor. ECB and CBC transforms hold a key epoch, not a native handle: the instance's current
 // epoch when they use the instance's key, or one of their own for another key; each call leases a handle from its slots
-// (Core/Transforms/). Other modes (CFB) and the stock fallback get stock's own transforms.
+// (Operations/Transforms/). Other modes (CFB) and the stock fallback get stock's own transforms.
 public sealed partial class CachedAes
 {
     /// <summary>
@@ -78,19 +78,21 @@ public sealed partial class CachedAes
         // which no key change or Dispose can release meanwhile, and reads the IV Dispose would clear. Stock reads the IV
         // property here, which generates an IV if none was set (even for ECB, which ignores it).
         KeyEpoch epoch;
+        int version;
         Span<byte> iv = stackalloc byte[BlockCipher.BlockSize];
         _key.Enter();
         try
         {
             (IVValue ??= RandomNumberGenerator.GetBytes(BlockCipher.BlockSize)).CopyTo(iv);
             epoch = _key.HoldCurrent(KeySizeValue);
+            version = epoch.Version;
         }
         finally
         {
             _key.Exit();
         }
 
-        return NewTransform(epoch, mode, iv, encrypting);
+        return NewTransform(epoch, version, mode, iv, encrypting);
     }
 
     private ICryptoTransform CreateTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
@@ -120,24 +122,31 @@ public sealed partial class CachedAes
         // The instance's own key (CreateEncryptor(aes.Key, aes.IV)): its epoch, so the transform uses the cached handles.
         // An instance with no key yet has none to match. Any other key: an epoch of the transform's own.
         KeyEpoch? current;
+        int version = 0;
         _key.Enter();
         try
         {
             current = _key.TryHoldIfKey(rgbKey);
+            if (current is not null)
+            {
+                version = current.Version;
+            }
         }
         finally
         {
             _key.Exit();
         }
 
-        return NewTransform(current ?? new KeyEpoch(_key.Backend, rgbKey, heldByInstance: false), mode, rgbIV, encrypting);
+        // Another key: an epoch of the transform's own, whose key is never rewritten (version 0). The caller's array is
+        // read once here, into the epoch.
+        return NewTransform(current ?? new KeyEpoch(_key.Backend, rgbKey, heldByInstance: false), version, mode, rgbIV, encrypting);
     }
 
-    // The transform holds `epoch` (the caller made it a holder) and lets go of it when disposed.
-    private ICryptoTransform NewTransform(KeyEpoch epoch, BlockCipherMode mode, ReadOnlySpan<byte> iv, bool encrypting) =>
+    // The transform holds `epoch` (the caller made it a holder) at key `version`, and lets go of it when disposed.
+    private ICryptoTransform NewTransform(KeyEpoch epoch, int version, BlockCipherMode mode, ReadOnlySpan<byte> iv, bool encrypting) =>
         encrypting
-            ? new CachedEncryptor(epoch, mode, iv, Padding)
-            : new CachedDecryptor(epoch, mode, iv, Padding);
+            ? new CachedEncryptor(epoch, version, mode, iv, Padding)
+            : new CachedDecryptor(epoch, version, mode, iv, Padding);
 
     // ECB and CBC get cached transforms, except on the stock fallback (whose handles are stock one-shots: a stock
     // transform is cheaper there); other modes go to stock, which also reports the unsupported ones.
@@ -154,14 +163,14 @@ public sealed partial class CachedAes
     private ICryptoTransform CreateStockTransformWithOwnKey(bool encrypting)
     {
         byte[] iv = CopyIV();
-        using StockLease stock = LeaseStock();
+        using KeyEpoch.StockLease stock = LeaseStock();
         stock.Aes.IV = iv;
         return encrypting ? stock.Aes.CreateEncryptor() : stock.Aes.CreateDecryptor();
     }
 
     private ICryptoTransform CreateStockTransform(byte[] rgbKey, byte[]? rgbIV, bool encrypting)
     {
-        using StockLease stock = LeaseStock();
+        using KeyEpoch.StockLease stock = LeaseStock();
         return encrypting ? stock.Aes.CreateEncryptor(rgbKey, rgbIV) : stock.Aes.CreateDecryptor(rgbKey, rgbIV);
     }
 
@@ -180,9 +189,9 @@ public sealed partial class CachedAes
         }
     }
 
-    private StockLease LeaseStock()
+    private KeyEpoch.StockLease LeaseStock()
     {
-        StockLease stock = _key.RentStock(KeySizeValue);
+        KeyEpoch.StockLease stock = _key.RentStock(KeySizeValue);
         stock.Aes.Mode = Mode;
         stock.Aes.Padding = Padding;
         stock.Aes.FeedbackSize = FeedbackSize;

@@ -1,7 +1,7 @@
 using System;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 
@@ -134,18 +134,27 @@ public sealed partial class CachedAes : Aes
     public override void GenerateIV() => IV = RandomNumberGenerator.GetBytes(BlockSize / 8);
 
     /// <inheritdoc />
-    /// <remarks>Validated by the base class; replaces the key and releases the native handles made with the old one.</remarks>
+    /// <remarks>
+    /// Validated by the base class; replaces the key and re-keys or releases the native handles made with the old one.
+    /// The caller's key is read once, so a key array that another thread changes meanwhile sets one key, whole.
+    /// </remarks>
+    [SkipLocalsInit] // the copy is written before it is read
     protected override void SetKeyCore(ReadOnlySpan<byte> key)
     {
+        // One read of the caller's memory: the stored key and every handle re-keyed with it come from this copy.
+        Span<byte> copy = stackalloc byte[KeyMemory.Size];
+        copy = copy[..key.Length];
+        key.CopyTo(copy);
         _key.Enter();
         try
         {
-            KeySizeValue = checked(8 * key.Length);
-            _key.Replace(key);
+            KeySizeValue = checked(8 * copy.Length);
+            _key.Replace(copy);
         }
         finally
         {
             _key.Exit();
+            CryptographicOperations.ZeroMemory(copy);
         }
     }
 
@@ -178,5 +187,5 @@ public sealed partial class CachedAes : Aes
 
     // A handle for `mode` and direction with the current key, held until the lease is disposed.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(KeySizeValue, mode, encrypting);
+    private KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(KeySizeValue, mode, encrypting);
 }

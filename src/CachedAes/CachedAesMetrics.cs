@@ -66,6 +66,11 @@ public static class CachedAesMetrics
             FinalizedHandles.Total,
             "{handle}",
             "Native AES handles given back because the instance or transform that held them was dropped without Dispose (found after the collection that found it unreachable)."));
+        _ = Create(() => s_meter.CreateObservableCounter<long>(
+            "cachedaes.ownership.violations",
+            Violations.Total,
+            "{violation}",
+            "Ownership rules found broken (each also threw an InvalidOperationException naming the rule): 0 unless CachedAes has a bug."));
     }
 
     internal static void HandleCreated() => Count(s_created);
@@ -134,9 +139,8 @@ public static class CachedAesMetrics
     private static IEnumerable<Measurement<int>> ObserveBackend() => Volatile.Read(ref s_backend);
 
     /// <summary>
-    /// The total of handles given back for dropped key epochs (<see cref="Core.DroppedKeys"/>). A class of its own, with
-    /// no static constructor, so that the sweep of dropped keys, which runs after collections on a pool thread, never
-    /// runs <see cref="CachedAesMetrics"/>' static constructor, which creates the meter and would call listeners'
+    /// The total of handles given back for dropped key epochs (<see cref="Ownership.Reclaimer"/>). A class of its own,
+    /// with no static constructor, so that the reclaimer, which runs after collections on a pool thread, never runs <see cref="CachedAesMetrics"/>' static constructor, which creates the meter and would call listeners'
     /// <see cref="MeterListener.InstrumentPublished"/> there.
     /// </summary>
     internal static class FinalizedHandles
@@ -145,6 +149,21 @@ public static class CachedAesMetrics
 
         /// <summary>Counts <paramref name="handles"/> handles: an interlocked add to a static field, and nothing else.</summary>
         internal static void Add(int handles) => Interlocked.Add(ref s_total, handles);
+
+        /// <summary>The total so far (read by the observable counter, on the listener's thread).</summary>
+        internal static long Total() => Interlocked.Read(ref s_total);
+    }
+
+    /// <summary>
+    /// The total of ownership rules found broken (<see cref="Ownership.Invariant"/>): a class of its own with no static
+    /// constructor, for the same reason as <see cref="FinalizedHandles"/>.
+    /// </summary>
+    internal static class Violations
+    {
+        private static long s_total;
+
+        /// <summary>Counts one: an interlocked increment of a static field, and nothing else.</summary>
+        internal static void Add() => Interlocked.Increment(ref s_total);
 
         /// <summary>The total so far (read by the observable counter, on the listener's thread).</summary>
         internal static long Total() => Interlocked.Read(ref s_total);

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Security.Cryptography;
 using System.Text;
 using System.Threading;
@@ -221,9 +222,21 @@ public sealed class ProviderApiTests
         stock.Dispose();
         cached.Dispose();
         cached.Dispose();
-        AssertSameFailure(() => stock.Encrypt(Bytes(20, 16), s_aad), () => cached.Encrypt(Bytes(20, 16), s_aad));
-        AssertSameFailure(() => stock.Decrypt(r.Ciphertext, s_aad, r.IV, r.AuthenticationTag), () => cached.Decrypt(r.Ciphertext, s_aad, r.IV, r.AuthenticationTag));
-        Assert.IsType<ObjectDisposedException>(Record.Exception(() => cached.Encrypt(Bytes(20, 16), s_aad)));
+
+        // The exception names IdentityModel's provider, as stock's does, and goes through IdentityModel's log alike.
+        foreach ((Func<object?> s, Func<object?> c) in new (Func<object?>, Func<object?>)[]
+        {
+            (() => stock.Encrypt(Bytes(20, 16), s_aad), () => cached.Encrypt(Bytes(20, 16), s_aad)),
+            (() => stock.Encrypt(Bytes(20, 16), s_aad, Bytes(16, 17)), () => cached.Encrypt(Bytes(20, 16), s_aad, Bytes(16, 17))),
+            (() => stock.Decrypt(r.Ciphertext, s_aad, r.IV, r.AuthenticationTag), () => cached.Decrypt(r.Ciphertext, s_aad, r.IV, r.AuthenticationTag)),
+        })
+        {
+            Outcome fromStock = StockComparison.Run(s);
+            Assert.Equal(fromStock, StockComparison.Run(c));
+            Assert.StartsWith(typeof(ObjectDisposedException).FullName + " ", fromStock.Exception, StringComparison.Ordinal);
+            Assert.Contains("'Microsoft.IdentityModel.Tokens.AuthenticatedEncryptionProvider'", fromStock.Message, StringComparison.Ordinal);
+            Assert.StartsWith("Error: Cannot access a disposed object.", fromStock.Log, StringComparison.Ordinal);
+        }
     }
 
     /// <summary>
@@ -311,6 +324,154 @@ public sealed class ProviderApiTests
             using var cached = new CachedAesCbcHmacProvider(sharing, enc);
             Assert.Equal(expected.AuthenticationTag, cached.Encrypt(Bytes(30, 45), s_aad, iv).AuthenticationTag);
             Assert.All(sharing.HandedOut, array => Assert.Equal(cek, array));
+        }
+    }
+
+    /// <summary>
+    /// After <see cref="AuthenticatedEncryptionProvider.Dispose()"/>, no object reachable from the provider holds either half
+    /// of the content key (the MAC key, the AES key), nor a copy of the whole key: every object reachable through instance
+    /// fields is searched, IdentityModel's base class and the key's factory included, except the caller's key itself
+    /// (which holds the whole key and is not the provider's to clear). IdentityModel's own provider, searched the same way,
+    /// still holds both halves after its Dispose, so the search does find them where they are.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(AllEncs))]
+    public void Nothing_reachable_from_a_disposed_provider_holds_the_content_key(string enc, int cekLength)
+    {
+        byte[] cek = Bytes(cekLength + 8, 60);
+        int half = StockComparison.Half(enc);
+        byte[][] halves = [cek[..half], cek[half..(2 * half)]];
+        var key = new SymmetricSecurityKey(cek) { CryptoProviderFactory = new CryptoProviderFactory() };
+        var stock = new AuthenticatedEncryptionProvider(key, enc);
+        var cached = new CachedAesCbcHmacProvider(key, enc);
+        foreach (AuthenticatedEncryptionProvider provider in new[] { stock, cached })
+        {
+            AuthenticatedEncryptionResult r = provider.Encrypt(Bytes(70, 61), s_aad, Bytes(16, 62));
+            Assert.Equal(Bytes(70, 61), provider.Decrypt(r.Ciphertext, s_aad, r.IV, r.AuthenticationTag));
+            byte[] forged = (byte[])r.AuthenticationTag.Clone();
+            forged[0] ^= 1;
+            Assert.Throws<SecurityTokenDecryptionFailedException>(() => provider.Decrypt(r.Ciphertext, s_aad, r.IV, forged));
+            Assert.Throws<SecurityTokenDecryptionFailedException>(() => provider.Decrypt(Bytes(17, 63), s_aad, r.IV, RfcTag(cek[..(2 * half)], enc, s_aad, r.IV, Bytes(17, 63))));
+            provider.Dispose();
+        }
+
+        (List<string> inStock, int stockObjects) = Holders(stock, key, halves);
+        (List<string> inCached, int cachedObjects) = Holders(cached, key, halves);
+        Assert.True(inStock.Count >= 2, $"the search found no key half in IdentityModel's disposed provider ({stockObjects} objects searched)");
+        Assert.True(inCached.Count == 0, $"after Dispose, {string.Join(", ", inCached)} hold(s) a half of the content key ({cachedObjects} objects searched)");
+        Assert.True(cachedObjects > 10, $"only {cachedObjects} objects searched");
+    }
+
+    /// <summary>
+    /// The paths, from <paramref name="root"/> through instance fields (array elements, delegate targets, boxed structs),
+    /// of every byte array that contains one of <paramref name="secrets"/>; <paramref name="skip"/> is not entered.
+    /// </summary>
+    private static (List<string> Paths, int Objects) Holders(object root, object skip, byte[][] secrets)
+    {
+        const int Limit = 1_000_000;
+        var seen = new HashSet<object>(ReferenceEqualityComparer.Instance);
+        var pending = new Stack<(object Value, string Path)>();
+        var found = new List<string>();
+        pending.Push((root, root.GetType().Name));
+        while (pending.Count > 0)
+        {
+            (object value, string path) = pending.Pop();
+            if (ReferenceEquals(value, skip) || !seen.Add(value))
+            {
+                continue;
+            }
+
+            Assert.True(seen.Count < Limit, $"more than {Limit} objects reachable: the search would not end");
+            Type type = value.GetType();
+            switch (value)
+            {
+                case byte[] bytes:
+                    if (secrets.Any(secret => bytes.AsSpan().IndexOf(secret) >= 0))
+                    {
+                        found.Add(path);
+                    }
+
+                    continue;
+                case string or Type or System.Reflection.MemberInfo or System.Reflection.Module or System.Reflection.Assembly:
+                    continue;
+                case Delegate d:
+                    foreach (Delegate each in d.GetInvocationList())
+                    {
+                        if (each.Target is not null)
+                        {
+                            pending.Push((each.Target, path + ".Target"));
+                        }
+                    }
+
+                    continue;
+                case Array array:
+                    if (!type.GetElementType()!.IsPrimitive)
+                    {
+                        int index = 0;
+                        foreach (object? element in array)
+                        {
+                            if (element is not null)
+                            {
+                                pending.Push((element, $"{path}[{index}]"));
+                            }
+
+                            index++;
+                        }
+                    }
+
+                    continue;
+            }
+
+            if (type.IsPrimitive || type.IsPointer || type.IsEnum)
+            {
+                continue;
+            }
+
+            for (Type? t = type; t is not null; t = t.BaseType)
+            {
+                foreach (System.Reflection.FieldInfo field in t.GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.Public |
+                    System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.DeclaredOnly))
+                {
+                    if (field.FieldType.IsPointer || field.FieldType.IsByRefLike || field.FieldType.IsPrimitive)
+                    {
+                        continue;
+                    }
+
+                    if (field.GetValue(value) is object fieldValue)
+                    {
+                        pending.Push((fieldValue, $"{path}.{field.Name}"));
+                    }
+                }
+            }
+        }
+
+        return (found, seen.Count);
+    }
+
+    /// <summary>
+    /// The HMAC's input (AAD, IV, ciphertext, AL) is hashed in one call up to 64 KiB and incrementally above: inputs on
+    /// both sides of that line give stock's ciphertexts and tags, decrypt both ways, and a forged tag fails alike.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(AllEncs))]
+    public void Inputs_on_both_sides_of_64_KiB_give_stocks_tags_and_failures(string enc, int cekLength)
+    {
+        var key = new SymmetricSecurityKey(Bytes(cekLength, 64));
+        using var stock = new AuthenticatedEncryptionProvider(key, enc);
+        using var cached = new CachedAesCbcHmacProvider(key, enc);
+        byte[] iv = Bytes(16, 65);
+        foreach ((int aadLength, int plaintextLength) in new[] { (100, 65_400), (100, 65_500), (65_530, 1), (70_000, 70_000) })
+        {
+            byte[] aad = Bytes(aadLength, 66 + aadLength);
+            byte[] plaintext = Bytes(plaintextLength, 67 + plaintextLength);
+            AuthenticatedEncryptionResult s = stock.Encrypt(plaintext, aad, iv);
+            AuthenticatedEncryptionResult c = cached.Encrypt(plaintext, aad, iv);
+            Assert.Equal(s.Ciphertext, c.Ciphertext);
+            Assert.Equal(s.AuthenticationTag, c.AuthenticationTag);
+            Assert.Equal(plaintext, cached.Decrypt(s.Ciphertext, aad, iv, s.AuthenticationTag));
+            byte[] forged = (byte[])s.AuthenticationTag.Clone();
+            forged[3] ^= 0x10;
+            AssertSameFailure(() => stock.Decrypt(s.Ciphertext, aad, iv, forged), () => cached.Decrypt(s.Ciphertext, aad, iv, forged));
         }
     }
 
@@ -453,13 +614,8 @@ public sealed class ProviderApiTests
     /// </summary>
     private static byte[] RfcTag(byte[] cek, string enc, byte[] aad, byte[] iv, byte[] ciphertext)
     {
-        int half = cek.Length / 2;
-        HashAlgorithmName hash = half switch { 16 => HashAlgorithmName.SHA256, 24 => HashAlgorithmName.SHA384, _ => HashAlgorithmName.SHA512 };
-        Assert.Contains(hash.Name!.Substring(3), enc, StringComparison.Ordinal);
-        byte[] al = new byte[8];
-        System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(al, 8L * aad.Length);
-        byte[] mac = CryptographicOperations.HmacData(hash, cek.AsSpan(0, half), [.. aad, .. iv, .. ciphertext, .. al]);
-        return mac.AsSpan(0, half).ToArray();
+        Assert.Equal(cek.Length, 2 * StockComparison.Half(enc));
+        return StockComparison.RfcTag(cek, StockComparison.Half(enc), aad, iv, ciphertext);
     }
 
     /// <summary>Both fail, with the same exception type, parameter name and message; returns stock's exception.</summary>
@@ -471,40 +627,10 @@ public sealed class ProviderApiTests
         Assert.True(c is not null, $"CachedAes did not fail (stock threw {s.GetType().Name}: {s.Message})");
         Assert.True(s.GetType() == c.GetType(), $"stock threw {s.GetType().FullName}: {s.Message}; CachedAes threw {c.GetType().FullName}: {c.Message}");
         Assert.Equal((s as ArgumentException)?.ParamName, (c as ArgumentException)?.ParamName);
-        if (s is not ObjectDisposedException)
-        {
-            // The same text too (IdentityModel's, with its arguments hidden as IdentityModel hides them); a disposed
-            // provider's message names the provider's own type, on both sides.
-            Assert.Equal(s.Message, c.Message);
-        }
 
+        // The same text too (IdentityModel's, with its arguments hidden as IdentityModel hides them).
+        Assert.Equal(s.Message, c.Message);
         return s;
-    }
-
-    /// <summary>IdentityModel's log, kept: every entry at every level (other tests may log meanwhile; callers filter).</summary>
-    private sealed class RecordingLogger : IIdentityLogger
-    {
-        private readonly List<(EventLogLevel Level, string Message)> _entries = [];
-
-        public bool IsEnabled(EventLogLevel eventLogLevel) => true;
-
-        public void Log(LogEntry entry)
-        {
-            lock (_entries)
-            {
-                _entries.Add((entry.EventLogLevel, entry.Message ?? ""));
-            }
-        }
-
-        public (EventLogLevel, string)[] Matching(string text)
-        {
-            lock (_entries)
-            {
-                // The first entry of a process starts with a line about IdentityModel's version; the rest is the message.
-                return [.. _entries.FindAll(e => e.Message.Contains(text, StringComparison.Ordinal))
-                    .ConvertAll(e => (e.Level, e.Message[e.Message.IndexOf(text, StringComparison.Ordinal)..]))];
-            }
-        }
     }
 
     /// <summary>A symmetric key that records the arrays its <see cref="Key"/> hands out: new copies, or its own array every time.</summary>

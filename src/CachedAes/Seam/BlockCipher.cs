@@ -39,7 +39,7 @@ internal abstract class BlockCipher
     public bool IsFaulted { get; private set; }
 
     /// <summary>
-    /// The version of its key epoch's key that this handle was keyed with (set by the epoch; see <c>Core/KeyEpoch.cs</c>):
+    /// The version of its key epoch's key that this handle was keyed with (set by the epoch; see <c>Ownership/KeyEpoch.cs</c>):
     /// a handle of an older version is never used again.
     /// </summary>
     public int KeyVersion { get; set; }

@@ -1,6 +1,6 @@
 using System;
 using System.Globalization;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
 using CachedCryptography.Seam;
 using static CachedCryptography.Selection.KnownAnswers;
 

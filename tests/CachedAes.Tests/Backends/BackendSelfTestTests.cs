@@ -69,7 +69,7 @@ public sealed class BackendSelfTestTests
         byte[] data = Stock.Bytes(64, 3);
         using var aes = new CachedAes(raw) { Key = key };
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): a call before, so that
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): a call before, so that
         // both messages below run on the handle the first of them makes and caches.
         Assert.Equal(Stock.Cbc(key, iv, data, encrypt: true), aes.EncryptCbc(data, iv, PaddingMode.None));
         byte[] first = aes.EncryptCbc(data, iv, PaddingMode.None);

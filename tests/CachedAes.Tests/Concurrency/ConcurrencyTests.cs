@@ -6,7 +6,7 @@ using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Infrastructure;
 

@@ -8,7 +8,7 @@ using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using System.Threading;
 using CachedCryptography.Backends.OpenSsl;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Backends;
 using CachedCryptography.Tests.Infrastructure;
@@ -56,7 +56,7 @@ public sealed class MetricsTests : IDisposable
         byte[] plaintext = RandomNumberGenerator.GetBytes(32);
 
         // A key's first handle is made (a pool miss) and given back after its call (cleansed, into the pool:
-        // KeyEpoch.Slots.cs, _cachesHandles); the second call's is made from that pooled context (a hit) and cached.
+        // KeyEpoch.Handles.cs, _cachesHandles); the second call's is made from that pooled context (a hit) and cached.
         var first = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(32) };
         first.EncryptEcb(plaintext, PaddingMode.None);
         AssertCounts(created: 1, released: 1, poolMisses: 1);
@@ -113,7 +113,7 @@ public sealed class MetricsTests : IDisposable
         long before = Count("cachedaes.handles.finalized");
 
         // Each instance caches two handles (ECB encryption, CBC decryption) and is dropped without Dispose. Its key's
-        // first handle (a first ECB encryption's) was given back when its call returned (KeyEpoch.Slots.cs,
+        // first handle (a first ECB encryption's) was given back when its call returned (KeyEpoch.Handles.cs,
         // _cachesHandles): one handle made and released per instance besides the two cached.
         DropInstancesWithCachedHandles(counted, Instances);
         TestUtil.CollectDropped();
@@ -138,7 +138,7 @@ public sealed class MetricsTests : IDisposable
         using var gated = new GatedBackend(new FaultInjectingBackend(StockBackend.Instance));
         var cached = new CachedAes(gated) { Key = RandomNumberGenerator.GetBytes(32) };
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the counts below
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): the counts below
         // include that one handle, made and released, besides those of the held calls and the contended one.
         byte[] expected = cached.EncryptEcb(plaintext, PaddingMode.None);
         int perMode = KeyEpoch.HandlesPerMode;

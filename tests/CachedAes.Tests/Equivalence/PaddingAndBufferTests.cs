@@ -2,7 +2,7 @@ using System;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Infrastructure;
 using CachedCryptography.Backends.Stock;

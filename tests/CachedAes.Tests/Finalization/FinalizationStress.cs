@@ -74,7 +74,7 @@ internal static class FinalizationStress
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
-                Core.DroppedKeys.SweepNow();
+                CachedCryptography.Ownership.Reclaimer.SweepNow();
             }
         });
         collector.Start();
@@ -142,7 +142,7 @@ internal static class FinalizationStress
         {
             GC.Collect();
             GC.WaitForPendingFinalizers();
-            Core.DroppedKeys.SweepNow();
+            CachedCryptography.Ownership.Reclaimer.SweepNow();
         }
     }
 

@@ -41,7 +41,7 @@ public class CacheTests
         var rng = new Random(1234);
         byte[] dest = new byte[1100];
 
-        // ECB encrypt only: the key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles), so
+        // ECB encrypt only: the key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles), so
         // a second call makes the one cached handle, the same object throughout: two creations in all.
         cached.EncryptEcb(new byte[16], PaddingMode.None);
         cached.EncryptEcb(new byte[16], PaddingMode.None);
@@ -125,7 +125,7 @@ public class CacheTests
         try
         {
             // Warm every handle. The key's first handle (the first ECB encryption's) is given back after its call
-            // (KeyEpoch.Slots.cs, _cachesHandles): a second ECB encryption makes the one that stays.
+            // (KeyEpoch.Handles.cs, _cachesHandles): a second ECB encryption makes the one that stays.
             cached.EncryptEcb(pt, PaddingMode.PKCS7);
             byte[] ecbCt = cached.EncryptEcb(pt, PaddingMode.PKCS7);
             cached.DecryptEcb(ecbCt, PaddingMode.PKCS7);

@@ -2,7 +2,7 @@ using System;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Backends;
@@ -35,7 +35,7 @@ public sealed class HandleOwnershipTests
         int kept = Math.Min(2, KeyEpoch.HandlesPerMode);
 
         // One handle per mode and direction, waiting in the instance before any contention. The key's first handle is
-        // given back after its call (KeyEpoch.Slots.cs, _cachesHandles), so a first ECB encryption comes before: five
+        // given back after its call (KeyEpoch.Handles.cs, _cachesHandles), so a first ECB encryption comes before: five
         // handles made, four kept.
         Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
         Assert.Equal(0, counted.LiveHandles);
@@ -75,33 +75,33 @@ public sealed class HandleOwnershipTests
         Assert.Equal(1, cached.CachedCount(BlockCipherMode.Cbc, encrypting: true));
         Assert.Equal(5 - (2 - kept), counted.LiveHandles);
 
-        // A key change re-keys the idle handles in place (none is made, none released), while a call still running
-        // across it finishes with its handle and the old key; that handle is then released, not kept.
+        // A key change gives back the idle handles of the shared slots (threads that share an instance make new ones as
+        // they need them: KeyEpoch.Handles.cs, SweepHandles), while a call still running across it finishes with its
+        // handle and the old key; that handle is then released, not kept.
         gated.HoldNext(BlockCipherMode.Cbc, encrypting: false);
         byte[] cbc = stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
         holder = new Thread(() => heldResult = cached.DecryptCbc(cbc, s_iv, PaddingMode.None));
         holder.Start();
         gated.WaitUntilHeld();
         int createdBefore = counted.Creations;
-        int liveBefore = counted.LiveHandles;
-        int cbcDecryptionCached = cached.CachedCount(BlockCipherMode.Cbc, encrypting: false);
         byte[] newKey = key.Select(b => (byte)~b).ToArray();
         cached.Key = newKey;
         Assert.Equal(createdBefore, counted.Creations);
-        Assert.Equal(liveBefore, counted.LiveHandles);
+        Assert.Equal(1, counted.LiveHandles);
         gated.Release();
         holder.Join();
         Assert.Equal(plaintext, heldResult);
-        Assert.Equal(liveBefore - 1, counted.LiveHandles);
-        Assert.Equal(cbcDecryptionCached, cached.CachedCount(BlockCipherMode.Cbc, encrypting: false));
+        Assert.Equal(0, counted.LiveHandles);
 
-        // Every operation now runs on the re-keyed handles: none is made, but for a CBC decryption handle when the held
-        // call had the only one (whether it took the cached one or made its own depends on the slot its thread starts at).
+        // Every operation now runs on handles of the new key, one made per mode and direction and kept.
         using Aes stockNew = TestUtil.Stock(newKey);
-        AssertEveryOperationMatchesStock(cached, stockNew, plaintext);
-        int remade = cbcDecryptionCached == 0 ? 1 : 0;
-        Assert.Equal(createdBefore + remade, counted.Creations);
-        Assert.Equal(liveBefore - 1 + remade, counted.LiveHandles);
+        for (int i = 0; i < 3; i++)
+        {
+            AssertEveryOperationMatchesStock(cached, stockNew, plaintext);
+        }
+
+        Assert.Equal(createdBefore + 4, counted.Creations);
+        Assert.Equal(4, counted.LiveHandles);
     }
 
     [Theory]
@@ -122,7 +122,7 @@ public sealed class HandleOwnershipTests
         byte[] input = encrypting ? plaintext : mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None);
         byte[] expected = encrypting ? mode == BlockCipherMode.Ecb ? stock.EncryptEcb(plaintext, PaddingMode.None) : stock.EncryptCbc(plaintext, s_iv, PaddingMode.None) : plaintext;
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one call first, so
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): one call first, so
         // that the held calls below cache what they make. It leaves one creation and no live handle behind.
         Assert.Equal(expected, Call());
         Assert.Equal(1, counted.Creations);
@@ -182,7 +182,7 @@ public sealed class HandleOwnershipTests
         Assert.Throws<CryptographicException>(() => cached.EncryptEcb(plaintext, PaddingMode.None));
 
         // The slot was given up: the next call makes its handle there, as on a first call. That handle is the key's first,
-        // given back after its call (KeyEpoch.Slots.cs, _cachesHandles); the call after it makes one in the same inline
+        // given back after its call (KeyEpoch.Handles.cs, _cachesHandles); the call after it makes one in the same inline
         // slot and caches it (a slot left reserved would have sent both calls to the shared slots instead).
         Assert.Equal(stock.EncryptEcb(plaintext, PaddingMode.None), cached.EncryptEcb(plaintext, PaddingMode.None));
         Assert.Null(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
@@ -194,7 +194,7 @@ public sealed class HandleOwnershipTests
     }
 
     /// <summary>
-    /// The first-handle policy (<c>KeyEpoch.Slots.cs</c>, <c>_cachesHandles</c>): a key's first handle goes back to its
+    /// The first-handle policy (<c>KeyEpoch.Handles.cs</c>, <c>_cachesHandles</c>): a key's first handle goes back to its
     /// backend when its call returns instead of being cached; the second call's handle is cached and every later call
     /// reuses it, and the key's later handles (other modes and directions) are cached from their first call. So an
     /// instance used for one call and dropped without Dispose leaves its finalizer nothing to free: on OpenSSL its
@@ -313,18 +313,19 @@ public sealed class HandleOwnershipTests
         KeyMemory memory = first.Memory;
         Assert.Equal(key, first.KeyCopy());
 
-        // The last holder lets go: the memory is zeroed, the epoch's key can no longer be read, and this thread's next key
-        // gets the same memory, under a generation the first epoch's references cannot take.
-        first.RemoveHolder();
+        // The last holder lets go: the memory is zeroed and pooled, and the epoch's key can no longer be read.
+        first.RemoveTransform();
         Assert.True(first.KeyMemoryReleased);
         Assert.Null(first.KeyCopy());
         Assert.False(memory.Bytes.ContainsAnyExcept((byte)0));
+
+        // Later keys take pooled memory (this one among them, whichever thread gets it), under a generation of their own:
+        // the first epoch never reads the next owner's key.
         byte[] next = [.. key.Select(b => (byte)~b)];
-        var second = new KeyEpoch(StockBackend.Instance, next, heldByInstance: false);
-        Assert.Same(memory, second.Memory);
+        var later = Enumerable.Range(0, 64).Select(_ => new KeyEpoch(StockBackend.Instance, next, heldByInstance: false)).ToList();
         Assert.Null(first.KeyCopy());
-        Assert.Equal(next, second.KeyCopy());
-        second.RemoveHolder();
+        Assert.All(later, epoch => Assert.Equal(next, epoch.KeyCopy()));
+        later.ForEach(epoch => epoch.RemoveTransform());
     }
 
     [Fact]
@@ -362,7 +363,7 @@ public sealed class HandleOwnershipTests
 
         // Dispose releases the epoch: its memory is zeroed and freed.
         cached.Dispose();
-        Assert.True(first.IsReleased);
+        Assert.True(first.IsClosed);
         Assert.True(first.KeyMemoryReleased);
     }
 
@@ -378,12 +379,12 @@ public sealed class HandleOwnershipTests
 
         // The instance given back is the one the next caller gets (the slot is empty while it is out).
         Aes lent;
-        using (StockLease earlier = current.RentStock(128))
+        using (KeyEpoch.StockLease earlier = current.RentStock(128))
         {
             lent = earlier.Aes;
         }
 
-        StockLease lease = current.RentStock(128);
+        KeyEpoch.StockLease lease = current.RentStock(128);
         Aes held = lease.Aes;
         Assert.Same(lent, held);
         Assert.Null(first.CachedStock);

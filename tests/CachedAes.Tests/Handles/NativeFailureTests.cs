@@ -39,7 +39,7 @@ public class NativeFailureTests
         using var cached = new CachedAes(counted) { Key = key };
         BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one call first, so
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): one call first, so
         // that the calls below cache their handles.
         byte[] block = new byte[16];
         Call(cached, cbc, encrypting, block, new byte[16], PaddingMode.None);

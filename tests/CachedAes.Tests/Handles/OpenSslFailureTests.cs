@@ -30,7 +30,7 @@ public static partial class OpenSslFailureTests
         using CachedAes cached = BackendData.Create("PlatformDefault", key);
         Assert.Equal(CachedAesBackend.OpenSsl, cached.Backend);
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the second call makes
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): the second call makes
         // the one that stays.
         Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));
         Assert.Equal(plaintext, cached.DecryptEcb(ciphertext, PaddingMode.None));

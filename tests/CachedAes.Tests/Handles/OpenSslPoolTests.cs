@@ -41,7 +41,7 @@ public static unsafe partial class OpenSslPoolTests
         using Aes stockA = TestUtil.Stock(keyA);
         using Aes stockB = TestUtil.Stock(keyB);
 
-        // A key's first handle is given back (reset and pooled) after its call (KeyEpoch.Slots.cs, _cachesHandles), and
+        // A key's first handle is given back (reset and pooled) after its call (KeyEpoch.Handles.cs, _cachesHandles), and
         // its second call takes that context out of the pool again and caches it: each instance below makes two calls.
         var a = new CachedAes(backend) { Key = keyA };
         Assert.Equal(stockA.EncryptCbc(plaintext, s_iv, PaddingMode.None), a.EncryptCbc(plaintext, s_iv, PaddingMode.None));
@@ -86,7 +86,7 @@ public static unsafe partial class OpenSslPoolTests
         int handles = 0;
         for (int i = 0; i < OpenSslContextPool.Capacity + 5; i++)
         {
-            // The key's first handle (the first ECB encryption's) goes back to the pool after its call (KeyEpoch.Slots.cs,
+            // The key's first handle (the first ECB encryption's) goes back to the pool after its call (KeyEpoch.Handles.cs,
             // _cachesHandles), and the second takes it out again: three contexts in use per instance.
             var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
             aes.EncryptEcb(new byte[16], PaddingMode.PKCS7);
@@ -120,7 +120,7 @@ public static unsafe partial class OpenSslPoolTests
         OpenSslBackend backend = NewBackend();
         var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
 
-        // The key's first handle is given back (pooled) after its call (KeyEpoch.Slots.cs, _cachesHandles); the second
+        // The key's first handle is given back (pooled) after its call (KeyEpoch.Handles.cs, _cachesHandles); the second
         // call takes that context out of the pool again and caches it.
         aes.EncryptEcb(new byte[16], PaddingMode.None);
         aes.EncryptEcb(new byte[16], PaddingMode.None);
@@ -200,7 +200,7 @@ public static unsafe partial class OpenSslPoolTests
         var instances = new List<CachedAes>();
         for (int i = 0; i < count; i++)
         {
-            // Two calls: the key's first handle goes back to the pool after its call (KeyEpoch.Slots.cs, _cachesHandles),
+            // Two calls: the key's first handle goes back to the pool after its call (KeyEpoch.Handles.cs, _cachesHandles),
             // and the second takes it out again and caches it, so each instance keeps a context of its own.
             var aes = new CachedAes(backend) { Key = RandomNumberGenerator.GetBytes(16) };
             aes.EncryptEcb(new byte[16], PaddingMode.None);

@@ -29,7 +29,17 @@ internal static class ChildProcess
     public static Report RunSelectionReport(
         IReadOnlyDictionary<string, string?>? environment = null,
         IReadOnlyDictionary<string, bool>? configProperties = null,
-        params string[] args)
+        params string[] args) => Run(ChildProcessEntry.SelectionReport, environment, configProperties, args);
+
+    /// <summary>Runs another mode of <see cref="ChildProcessEntry"/> (its first argument) with <paramref name="environment"/>.</summary>
+    public static Report RunEntry(string entry, IReadOnlyDictionary<string, string?>? environment = null) =>
+        Run(entry, environment, null, []);
+
+    private static Report Run(
+        string entry,
+        IReadOnlyDictionary<string, string?>? environment,
+        IReadOnlyDictionary<string, bool>? configProperties,
+        string[] args)
     {
         string assembly = typeof(ChildProcess).Assembly.Location;
         var start = new ProcessStartInfo(DotnetHost())
@@ -65,7 +75,7 @@ internal static class ChildProcess
         }
 
         start.ArgumentList.Add(assembly);
-        start.ArgumentList.Add(ChildProcessEntry.SelectionReport);
+        start.ArgumentList.Add(entry);
         foreach (string arg in args)
         {
             start.ArgumentList.Add(arg);

@@ -17,6 +17,11 @@ internal static class ChildProcessEntry
 
     public static int Main(string[] args)
     {
+        if (args.Length != 0 && args[0] == Ownership.RootCauseTests.ChildEntry)
+        {
+            return Ownership.RootCauseTests.RunInChild();
+        }
+
         if (args.Length == 0 || args[0] != SelectionReport)
         {
             return 0; // what the generated entry point does: the test host never calls it

@@ -1,6 +1,6 @@
 using System;
 using System.Threading;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Tests.Infrastructure;
@@ -55,7 +55,7 @@ internal sealed class CountingBackend(CipherBackend inner) : CipherBackend
         {
             // Released once: a second release is an ownership bug the counts must show, not hide. On the sweep of dropped
             // keys (a pool thread) it is counted, never thrown: an exception there would end the process.
-            bool dropped = DroppedKeys.OnSweepThread;
+            bool dropped = Reclaimer.OnReclaimingThread;
             if (Interlocked.Exchange(ref _released, 1) != 0)
             {
                 if (dropped)

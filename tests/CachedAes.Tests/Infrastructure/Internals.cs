@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Tests.Infrastructure;

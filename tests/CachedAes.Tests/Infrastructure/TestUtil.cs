@@ -92,12 +92,12 @@ internal static class TestUtil
         }
     }
 
-    /// <summary>A full collection, the finalizers it queued, and a sweep of dropped keys (<see cref="Core.DroppedKeys"/>).</summary>
+    /// <summary>A full collection, the finalizers it queued, and a sweep of dropped keys (<see cref="CachedCryptography.Ownership.Reclaimer"/>).</summary>
     public static void CollectDropped()
     {
         GC.Collect();
         GC.WaitForPendingFinalizers();
         GC.Collect();
-        Core.DroppedKeys.SweepNow();
+        CachedCryptography.Ownership.Reclaimer.SweepNow();
     }
 }

@@ -1,4 +1,4 @@
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
 using System;
 using System.Security.Cryptography;
 

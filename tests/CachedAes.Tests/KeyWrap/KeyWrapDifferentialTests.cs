@@ -334,7 +334,7 @@ public sealed class KeyWrapDifferentialTests
         byte[] wrapped = new byte[40];
         byte[] unwrapped = new byte[32];
 
-        // The key's first handle (the first wrap's ECB encryption one) is given back after its call (KeyEpoch.Slots.cs,
+        // The key's first handle (the first wrap's ECB encryption one) is given back after its call (KeyEpoch.Handles.cs,
         // _cachesHandles): a second wrap makes the one that stays, and the first unwrap one more (ECB decryption), which
         // the second reuses: three in all.
         tested.EncryptKeyWrapPadded(plaintext, wrapped);

@@ -1,4 +1,4 @@
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
 using CachedCryptography.Tests.Infrastructure;
 using System;
 using System.Collections.Generic;

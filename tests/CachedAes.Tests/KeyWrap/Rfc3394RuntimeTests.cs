@@ -4,7 +4,7 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Core;
+using CachedCryptography.Operations;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Infrastructure;
 
@@ -138,7 +138,7 @@ public sealed class Rfc3394RuntimeTests
         var faults = new Backends.FaultInjectingBackend(BackendData.Backend(backend));
         using var aes = new CachedAes(faults) { Key = v.Kek };
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): one wrap first, so that
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): one wrap first, so that
         // the calls below cache their handles.
         Assert.Equal(v.Wrapped, Call(aes, true, v.Data, new byte[v.Wrapped.Length]));
         Assert.Null(aes.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));

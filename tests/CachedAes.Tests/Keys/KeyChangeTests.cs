@@ -3,7 +3,7 @@ using System.Collections.Concurrent;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Infrastructure;
 
@@ -105,7 +105,7 @@ public class KeyChangeTests
         byte[] plaintext = RandomNumberGenerator.GetBytes(48);
         using CachedAes cached = BackendData.Create(backend, oldKey);
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the second ECB
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): the second ECB
         // encryption makes the one that stays.
         cached.EncryptEcb(plaintext, PaddingMode.None);
         cached.EncryptEcb(plaintext, PaddingMode.None);
@@ -138,28 +138,35 @@ public class KeyChangeTests
 
     [Theory]
     [MemberData(nameof(RekeyingBackends))]
-    public void A_handle_no_call_used_since_the_last_key_change_is_released_at_the_next(string backend)
+    public void A_key_change_rekeys_every_idle_handle_of_an_instance_used_by_one_thread(string backend)
     {
         using CachedAes cached = BackendData.Create(backend, RandomNumberGenerator.GetBytes(16));
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the second ECB
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): the second ECB
         // encryption makes the one that stays.
         cached.EncryptEcb(new byte[16], PaddingMode.None);
         cached.EncryptEcb(new byte[16], PaddingMode.None);
         cached.EncryptCbc(new byte[16], s_iv, PaddingMode.None);
         int live = CountingOf(cached).LiveHandles;
+        int created = cached.HandleCreations;
         Assert.Equal(2, live);
 
-        // Both were used since they were keyed: the first change re-keys both.
-        cached.SetKey(RandomNumberGenerator.GetBytes(16));
-        Assert.Equal(live, CountingOf(cached).LiveHandles);
+        // Each key change re-keys both cached handles in place, whether or not a call used one since the last change:
+        // nothing is made or given back, and each then encrypts under the key set last.
+        for (int i = 0; i < 3; i++)
+        {
+            byte[] key = RandomNumberGenerator.GetBytes(16);
+            cached.SetKey(key);
+            Assert.Equal(live, CountingOf(cached).LiveHandles);
+            Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
+            Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true));
+            using Aes stock = TestUtil.Stock(key);
+            Assert.Equal(stock.EncryptEcb(new byte[16], PaddingMode.None), cached.EncryptEcb(new byte[16], PaddingMode.None));
+        }
 
-        // Only ECB is used under this key: the next change re-keys ECB and gives back the idle CBC handle.
-        cached.EncryptEcb(new byte[16], PaddingMode.None);
-        cached.SetKey(RandomNumberGenerator.GetBytes(16));
-        Assert.NotNull(cached.PeekCachedHandle(BlockCipherMode.Ecb, encrypting: true));
-        Assert.Null(cached.PeekCachedHandle(BlockCipherMode.Cbc, encrypting: true));
-        Assert.Equal(live - 1, CountingOf(cached).LiveHandles);
+        using Aes last = TestUtil.Stock(cached.Key);
+        Assert.Equal(last.EncryptCbc(new byte[16], s_iv, PaddingMode.None), cached.EncryptCbc(new byte[16], s_iv, PaddingMode.None));
+        Assert.Equal(created, cached.HandleCreations);
     }
 
     [Theory]

@@ -9,7 +9,7 @@ namespace CachedCryptography.Tests.Lifecycle;
 /// <summary>
 /// A key change and a call that overlap, many thousand times over: once both have returned, no handle keyed with the old
 /// key may still be cached ("no schedule of the old key survives the change"). The call gives its handle back with a
-/// store while the key change sweeps the slots; each side must see the other's write (KeyEpoch.Slots.cs, "Release
+/// store while the key change sweeps the slots; each side must see the other's write (KeyEpoch.Handles.cs, "Release
 /// and key change").
 /// </summary>
 public class KeyChangeRaceTests

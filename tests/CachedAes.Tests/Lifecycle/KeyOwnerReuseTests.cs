@@ -2,7 +2,7 @@ using System;
 using System.Linq;
 using System.Security.Cryptography;
 using System.Threading;
-using CachedCryptography.Core;
+using CachedCryptography.Ownership;
 using CachedCryptography.Tests.Infrastructure;
 
 namespace CachedCryptography.Tests.Lifecycle;
@@ -88,47 +88,47 @@ public class KeyOwnerReuseTests
     [Fact]
     public void The_pool_of_recycled_key_memory_keeps_what_was_used_and_shrinks_once_unused()
     {
-        // 5,000 instances never disposed: the sweep recycles their memories into the shared pool. A trim keeps what went
-        // into the pool since the last one; the next, with nothing taken or put meanwhile, frees all but the floor, and
-        // the freed memories leave the sweep's list. Clock readings one trim interval apart stand in for the waits (the
+        // 5,000 instances never disposed: the reclaimer recycles their memories into the pool. A trim keeps what went into
+        // the pool since the last one; the next, with nothing taken meanwhile, frees all but each stack's floor, and the
+        // freed memories leave the reclaimer's list. Clock readings one trim interval apart stand in for the waits (the
         // sweeps the collections queue meanwhile read the real clock, which is earlier, and trim nothing).
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
         CbcMessage message = CbcMessage.New();
         int wrong = 0;
         const int Interval = KeyMemory.TrimIntervalMilliseconds;
+        int floor = KeyMemory.FloorPerStack * KeyMemory.PoolStacks;
         long now = Environment.TickCount64 + (10 * Interval);
 
         // Two trims with nothing in between: the pool is down to its floor.
         KeyMemory.TrimPool(now);
         KeyMemory.TrimPool(now + Interval);
-        Assert.True(KeyMemory.Pooled <= KeyMemory.PoolFloor);
+        Assert.True(KeyMemory.PooledCount <= floor, $"{KeyMemory.PooledCount} pooled after two trims, floor {floor}");
 
         // All 5,000 alive at once, then dropped together, so each has a memory of its own whenever collections come.
         DropInstancesTogether(backend, message, 5_000, ref wrong);
         TestUtil.CollectDropped();
-        int pooled = KeyMemory.Pooled;
+        int pooled = KeyMemory.PooledCount;
         Assert.True(pooled >= 4_000, $"{pooled} memories pooled after 5,000 dropped instances were swept");
 
         // Within the interval nothing is trimmed; after it, what went in since the last trim is kept (at most the floor's
         // worth, left from before, may go).
         Assert.Equal(0, KeyMemory.TrimPool(now + (2 * Interval) - 1));
         int kept = KeyMemory.TrimPool(now + (2 * Interval));
-        Assert.True(kept <= KeyMemory.PoolFloor, $"{kept} of {pooled} pooled memories freed by the trim after they were put in");
-        Assert.True(KeyMemory.Pooled >= pooled - kept);
+        Assert.True(kept <= floor, $"{kept} of {pooled} pooled memories freed by the trim after they were put in");
+        Assert.True(KeyMemory.PooledCount >= pooled - kept);
 
-        // Nothing taken or put since: all but the floor go (a sweep that recycled a late-found memory meanwhile may keep
-        // that many more), and the freed memories leave the sweep's list.
-        int listed = DroppedKeys.Count;
+        // Nothing taken since: all but the floor go, and the freed memories leave the reclaimer's list.
+        int listed = KeyMemory.Listed;
         int freed = KeyMemory.TrimPool(now + (3 * Interval));
-        Assert.True(freed >= pooled - kept - KeyMemory.PoolFloor, $"{freed} of {pooled - kept} pooled memories freed");
-        Assert.Equal(listed - freed, DroppedKeys.Count);
+        Assert.True(freed >= pooled - kept - floor, $"{freed} of {pooled - kept} pooled memories freed");
+        Assert.Equal(listed - freed, KeyMemory.Listed);
         Assert.Equal(0, wrong);
     }
 
     [Fact]
     public void Collections_alone_sweep_a_dropped_instances_key_and_handles()
     {
-        // No explicit sweep: the object DroppedKeys keeps for finalization after each collection queues one on the thread
+        // No explicit sweep: the object the reclaimer keeps for finalization after each collection queues one on the thread
         // pool. An instance that cached a handle (its second call's) is dropped; collections alone, with time for a pool
         // thread, give that handle back.
         CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
@@ -155,7 +155,7 @@ public class KeyOwnerReuseTests
             .Select(type => type.FullName!)
             .Order(StringComparer.Ordinal)];
         Assert.Equal(
-            ["CachedCryptography.Backends.OpenSsl.OpenSslContextPool+Gen2Callback", "CachedCryptography.Core.DroppedKeys+AfterCollection"],
+            ["CachedCryptography.Backends.OpenSsl.OpenSslContextPool+Gen2Callback", "CachedCryptography.Ownership.Reclaimer+AfterCollection"],
             finalizable);
     }
 

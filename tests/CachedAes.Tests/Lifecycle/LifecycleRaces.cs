@@ -203,7 +203,7 @@ internal static class LifecycleRaces
             {
                 GC.Collect();
                 GC.WaitForPendingFinalizers();
-                Core.DroppedKeys.SweepNow();
+                CachedCryptography.Ownership.Reclaimer.SweepNow();
             }
 
             return new Outcome([.. _failures], Interlocked.Read(ref _operations), Interlocked.Read(ref _unchosen));
@@ -337,7 +337,7 @@ internal static class LifecycleRaces
                     {
                         GC.Collect();
                         GC.WaitForPendingFinalizers();
-                        Core.DroppedKeys.SweepNow();
+                        CachedCryptography.Ownership.Reclaimer.SweepNow();
                     }
 
                     break;

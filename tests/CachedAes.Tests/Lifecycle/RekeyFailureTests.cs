@@ -21,7 +21,7 @@ public class RekeyFailureTests
         byte[] key = TestUtil.Random(rng, 32), next = TestUtil.Random(rng, 32), message = TestUtil.Random(rng, 32);
         var aes = new CachedAes(counted) { Key = key };
 
-        // The key's first handle is given back after its call (KeyEpoch.Slots.cs, _cachesHandles): the second call makes
+        // The key's first handle is given back after its call (KeyEpoch.Handles.cs, _cachesHandles): the second call makes
         // the one that stays.
         _ = aes.EncryptEcb(message, PaddingMode.None);
         _ = aes.EncryptEcb(message, PaddingMode.None);

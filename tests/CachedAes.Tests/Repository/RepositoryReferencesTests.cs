@@ -84,17 +84,17 @@ public sealed partial class RepositoryReferencesTests
     {
         // The check itself must be able to fail: a name that exists nowhere is reported, one that exists is not.
         string seam = Path.Combine(s_root, "src", "CachedAes", "Seam", "Planted.cs");
-        Assert.Equal(["NoSuchFileAnywhere.cs"], MissingIn(seam, "// see NoSuchFileAnywhere.cs and KeyEpoch.Slots.cs"));
+        Assert.Equal(["NoSuchFileAnywhere.cs"], MissingIn(seam, "// see NoSuchFileAnywhere.cs and KeyEpoch.Handles.cs"));
 
         // A name with a folder must be at that path: from the repository root, the file's folder or its project's
         // folder. So a file in src/CachedAes/Seam may name the key epoch by its path in the project, a page in docs/
         // may not, and a path to a file that exists only elsewhere is wrong.
-        Assert.Empty(MissingIn(seam, "// Core/KeyEpoch.cs, src/CachedAes/Core/KeyEpoch.cs, ../Core/KeyEpoch.cs"));
-        Assert.Equal(["Core/CachedAes.cs"], MissingIn(seam, "// Core/CachedAes.cs"));
-        Assert.Equal(["Core/NoSuchFile.cs"], MissingIn(seam, "// Core/NoSuchFile.cs"));
-        Assert.False(NameExists("Core/KeyEpoch.cs", Path.Combine(s_root, "docs")));
-        Assert.True(NameExists("src/CachedAes/Core/KeyEpoch.cs", Path.Combine(s_root, "docs")));
-        Assert.True(NameExists("KeyEpoch.Slots.cs", Path.Combine(s_root, "docs")));
+        Assert.Empty(MissingIn(seam, "// Ownership/KeyEpoch.cs, src/CachedAes/Ownership/KeyEpoch.cs, ../Ownership/KeyEpoch.cs"));
+        Assert.Equal(["Ownership/CachedAes.cs"], MissingIn(seam, "// Ownership/CachedAes.cs"));
+        Assert.Equal(["Ownership/NoSuchFile.cs"], MissingIn(seam, "// Ownership/NoSuchFile.cs"));
+        Assert.False(NameExists("Ownership/KeyEpoch.cs", Path.Combine(s_root, "docs")));
+        Assert.True(NameExists("src/CachedAes/Ownership/KeyEpoch.cs", Path.Combine(s_root, "docs")));
+        Assert.True(NameExists("KeyEpoch.Handles.cs", Path.Combine(s_root, "docs")));
 
         // Pages and scripts count as well as sources: a page that is not in the repository is reported, wherever it
         // is named, and one that is (by its name, or by its path from the root or the naming file) is not. A name

@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
-using CachedCryptography.Core.Transforms;
+using CachedCryptography.Operations.Transforms;
 using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Tests.Infrastructure;
@@ -17,7 +17,7 @@ namespace CachedCryptography.Tests.Transforms;
 /// transforms hold no handle between calls, that a transform for another key keys the handle it keeps once and releases
 /// it, that a transform outlives its instance on a handle of its own, and that transforms never disposed leave nothing
 /// behind. A key's first handle is given back after its call and handles are cached from the second on
-/// (<c>KeyEpoch.Slots.cs</c>, <c>_cachesHandles</c>): the counts below include that first handle.
+/// (<c>KeyEpoch.Handles.cs</c>, <c>_cachesHandles</c>): the counts below include that first handle.
 /// </summary>
 public sealed class TransformCacheTests
 {
@@ -255,7 +255,7 @@ public sealed class TransformCacheTests
         Assert.Equal(backend.Pool.Count + cached, backend.Pool.LiveContexts);
     }
 
-    private static int KeyEpochCap => Core.KeyEpoch.HandlesPerMode;
+    private static int KeyEpochCap => CachedCryptography.Ownership.KeyEpoch.HandlesPerMode;
 
     private static ICryptoTransform NewInstanceTransform(CipherBackend backend, byte[] key)
     {

@@ -25,6 +25,8 @@ namespace CachedCryptography.Stress;
 /// 100,000th output is compared with stock.</item>
 /// <item><c>never-disposed</c> ITERATIONS: a new instance per iteration, keyed, one CBC encryption, dropped without
 /// <c>Dispose</c> (as IdentityModel drops its key-wrap providers): the collector finalizes every one.</item>
+/// <item><c>key-dispose SECONDS</c>, <c>transform-dispose SECONDS</c>, <c>key-buffer SECONDS</c>, <c>dropped-load SECONDS
+/// [THREADS [MB]]</c>: issue 41's programs on the public surface (<see cref="UserRaces"/>).</item>
 /// <item><c>lifecycle SECONDS OPS</c>: <see cref="LifecycleRaces"/> for SECONDS seconds, OPS a comma-separated list of
 /// <see cref="LifecycleOp"/> names (<c>SetKey,SetKey</c>: two key setters; <c>SetKey,Dispose</c>: setters racing
 /// <c>Dispose</c> with replacement) or <c>all</c>; each on two threads (<c>CACHEDAES_STRESS_THREADS_PER_OP</c> changes
@@ -50,6 +52,10 @@ internal static class Program
         {
             "stress" => Stress(counted, (int)count),
             "lifecycle" => Lifecycle(counted, args.Length > 2 ? args[2] : "all", count),
+            "key-dispose" => UserRaces.KeyDispose(count),
+            "dropped-load" => UserRaces.DroppedLoad(count, args.Length > 2 ? int.Parse(args[2], CultureInfo.InvariantCulture) : 4, (args.Length > 3 ? long.Parse(args[3], CultureInfo.InvariantCulture) : 150) << 20),
+            "transform-dispose" => UserRaces.TransformDispose(count),
+            "key-buffer" => UserRaces.KeyBuffer(count),
             _ => Shape(counted, mode, count),
         };
         FinalizationStress.CollectEverything();
@@ -61,6 +67,13 @@ internal static class Program
             : null;
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"stress {mode} {count}: {clock.Elapsed.TotalSeconds:0.0} s, handles made {counted.Creations}, given back for dropped key epochs {counted.DroppedReleases}, native contexts left {openSsl.Pool.LiveContexts} (all pooled)"));
+        if (Ownership.OwnershipAudit.Enabled)
+        {
+            // The audit ends the process at the first thing with two holders; this line shows that it ran.
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"ownership audit: {Ownership.OwnershipAudit.Checks} checks, no thing with two holders"));
+            failure ??= Ownership.OwnershipAudit.Checks == 0 ? "the ownership audit was on but checked nothing" : null;
+        }
+
         Console.WriteLine(failure is null ? "stress: OK" : $"stress: FAILED: {failure}");
         return failure is null ? 0 : 1;
     }

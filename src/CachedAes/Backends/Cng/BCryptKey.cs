@@ -22,7 +22,7 @@ namespace CachedCryptography.Backends.Cng;
 /// <para><b>No finalizer.</b> A plain object, like an OpenSSL context: its one owner frees it, a <see cref="CngCipher"/>
 /// that is itself owned by a key epoch's slot, by the call that leased it, or, while it is made or tested, by the code
 /// that made it (which disposes it on every path). When an epoch is dropped without being released, the sweep of dropped
-/// keys gives the epoch's handles back, and so destroys this key (<see cref="Core.DroppedKeys"/>). A
+/// keys gives the epoch's handles back, and so destroys this key (src/CachedAes/Ownership/Reclaimer.cs). A
 /// <see cref="System.Runtime.InteropServices.SafeHandle"/> per key would register one finalizable object per key, which
 /// the runtime serializes across threads, and finalize each dropped key on its own (docs/design-notes.md, "Key memory
 /// reused").</para>

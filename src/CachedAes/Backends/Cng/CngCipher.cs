@@ -16,7 +16,7 @@ namespace CachedCryptography.Backends.Cng;
 /// line.)</para>
 /// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
 /// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, also when the key epoch
-/// holding this handle was dropped (by the sweep of dropped keys, <see cref="Core.DroppedKeys"/>).</para>
+/// holding this handle was dropped (by the reclaimer of dropped keys, src/CachedAes/Ownership/Reclaimer.cs).</para>
 /// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
 internal sealed class CngCipher : BlockCipher

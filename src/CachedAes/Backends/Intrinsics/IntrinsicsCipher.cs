@@ -13,9 +13,9 @@ namespace CachedCryptography.Backends.Intrinsics;
 /// starts at the IV it is given and chains only within the call.
 /// </summary>
 /// <remarks>
-/// <para><b>Ownership</b> (docs/design-notes.md, "Native ownership"). This object is plain, not finalizable, and owns
+/// <para><b>Ownership</b> (docs/design-notes.md, "Ownership"). This object is plain, not finalizable, and owns
 /// its native schedule directly. Its owner (the key epoch whose slot holds it, or the call that leased it) gives it up
-/// with <see cref="Release"/> (also when its epoch was dropped: <see cref="Core.HandleSlots.ReleaseDropped"/>), which
+/// with <see cref="Release"/> (also when its epoch was dropped: src/CachedAes/Ownership/HandleSlots.cs), which
 /// zeroes the round keys and frees the memory at once. The round keys are never on the managed heap: <see cref="AesSchedule{T}"/> writes them
 /// straight into the native block, and the block loops read them from there.</para>
 /// <para><b>Failures.</b> The instructions cannot fail, so <see cref="TryTransform"/> always returns true and the handle

@@ -17,7 +17,7 @@ namespace CachedCryptography.Backends.OpenSsl;
 /// <para><b>Ownership.</b> This object owns its context and is not finalizable, so that it can be pooled safely: a
 /// pooled object is one the collector can never finalize. Its owner (the key epoch whose slot holds it, the call that
 /// leased it, the sweep of a dropped epoch's slots, or the pool) frees it: <see cref="Release"/> (reset and pool) or
-/// <see cref="Discard"/> (docs/design-notes.md, "Native ownership").</para>
+/// <see cref="Discard"/> (docs/design-notes.md, "Ownership").</para>
 /// <para><b>CBC without IV restarts.</b> Restarting a context at a new IV goes through <c>EVP_CipherInit_ex</c>, which
 /// costs several times a short message's AES work (figures: docs/design-notes.md, "CBC without IV restarts"). This
 /// context is never restarted: it keeps chaining from the last ciphertext block it processed, which is tracked here in

@@ -15,7 +15,7 @@ namespace CachedCryptography.Backends.OpenSsl;
 /// would cost more than a new context (figures: docs/design-notes.md, "The OpenSSL context pool").</para>
 /// <para>What it may hold: only <see cref="OpenSslCipher"/> objects, which are not finalizable and own their context
 /// directly. So nothing in the pool can be finalized or freed by anyone but the pool, whichever thread gave it back
-/// (docs/design-notes.md, "Native ownership").</para>
+/// (docs/design-notes.md, "Ownership").</para>
 /// <para>Bounds: at most <see cref="Capacity"/> contexts (four per processor, between 8 and 256). Nothing in the pool
 /// holds a key: a context is reset (its key schedule cleansed) before it is returned. On every gen-2 garbage collection
 /// the pool frees the contexts idle for <see cref="IdleMilliseconds"/> or longer (their idle time starts at the last

@@ -2,6 +2,7 @@
 // one-liners are compiled in as they are written there: the script extracts them, with their using lines, into
 // a generated C# file (static class ReadmeLines) beside this file. With them, this app:
 //  - makes and reads JWE tokens between IdentityModel switched to CachedAes and a stock factory, both ways;
+//  - the same with jose-jwt: the default settings switched to CachedAes against stock jose-jwt settings;
 //  - shares the Data Protection key ring in folder RING (the first argument) with an app without CachedAes
 //    (tests/lanes/consumers/StockDataProtectionCheck): it unprotects every payload that app left in RING/stock.txt, each on CachedAes
 //    (counted with the CachedAes meter, so an existing ring runs on CachedAes from the first payload), makes a new key
@@ -19,6 +20,8 @@ using System.Security.Cryptography;
 using CachedCryptography;
 using CachedCryptography.DataProtection;
 using CachedCryptography.IdentityModel;
+using CachedCryptography.JoseJwt;
+using Jose;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.AspNetCore.DataProtection.KeyManagement;
 using Microsoft.Extensions.DependencyInjection;
@@ -52,6 +55,26 @@ try
     Console.WriteLine($"library: {typeof(CachedAes).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName}");
     Console.WriteLine($"identitymodel-package: {typeof(CachedAesCryptoProvider).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName}");
     Console.WriteLine($"dataprotection-package: {typeof(CachedAesDataProtectionBuilderExtensions).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName}");
+    Console.WriteLine($"josejwt-package: {typeof(CachedAesJwtSettingsExtensions).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName}");
+
+    // ---- jose-jwt JWE: README's line on the default settings, against settings of jose-jwt's own.
+    ReadmeLines.JoseJwt();   // README.md: JWT.DefaultSettings.UseCachedAes();
+    var stockJose = new JwtSettings();
+    Check(JWT.DefaultSettings.Jwa("A256KW") is CachedAesKeyWrapManagement && JWT.DefaultSettings.Jwe("A128CBC-HS256") is CachedAesCbcHmacEncryption, "jose-jwt's default settings use CachedAes");
+    Check(stockJose.Jwa("A256KW") is AesKeyWrapManagement, "new jose-jwt settings stay stock");
+    foreach ((JweAlgorithm alg, int kekLength) in new[] { (JweAlgorithm.A128KW, 16), (JweAlgorithm.A192KW, 24), (JweAlgorithm.A256KW, 32) })
+    {
+        foreach (JweEncryption enc in new[] { JweEncryption.A128CBC_HS256, JweEncryption.A192CBC_HS384, JweEncryption.A256CBC_HS512 })
+        {
+            byte[] joseKek = RandomNumberGenerator.GetBytes(kekLength);
+            string claims = $"{{\"sub\":\"{Convert.ToHexString(RandomNumberGenerator.GetBytes(12))}\"}}";
+            string byCached = JWT.Encode(claims, joseKek, alg, enc);
+            string byStock = JWT.Encode(claims, joseKek, alg, enc, settings: stockJose);
+            Check(JWT.Decode(byCached, joseKek, alg, enc, stockJose) == claims, $"jose-jwt {alg}+{enc}: CachedAes -> stock");
+            Check(JWT.Decode(byStock, joseKek, alg, enc) == claims, $"jose-jwt {alg}+{enc}: stock -> CachedAes");
+            Check(byCached.Split('.')[0] == byStock.Split('.')[0], $"jose-jwt {alg}+{enc}: the same header with and without CachedAes");
+        }
+    }
 
     // ---- IdentityModel JWE: a stock factory on one side, the one line on the default factory on the other.
     byte[] kekBytes = RandomNumberGenerator.GetBytes(32);

@@ -1,0 +1,150 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Threading;
+
+namespace CachedCryptography.Ownership;
+
+/// <summary>
+/// Finds keys whose owner was dropped without being closed (an instance or a transform never disposed) once the
+/// collector has found the owner unreachable, closes and recycles their key memory, and gives back the handles the owner
+/// cached. The one place that does what a finalizer per key would, without one.
+/// </summary>
+/// <remarks>
+/// <para><b>What it goes through.</b> The list of every <see cref="KeyMemory"/> in the process (kept by
+/// <see cref="KeyMemory"/>). Each memory holds its owner through a weak handle, so the list keeps no owner alive.</para>
+/// <para><b>When it runs.</b> After every collection an object with a finalizer of its own (<see cref="AfterCollection"/>,
+/// one at a time, made again by its finalizer) queues one sweep on the thread pool; the finalizer does nothing else.
+/// The sweep picks, under the list's lock, the memories that are owned and whose weak handle reads null, and closes each
+/// on its dead owner's behalf (<see cref="KeyMemory.TryCloseDropped"/>, transition M5), which recycles the memory; the
+/// handles the owner cached go into a queue of handles to give back.</para>
+/// <para><b>Keeping up.</b> Giving a handle back is the expensive part (a native reset or free). The sweep gives back
+/// what is queued, and so does every thread that makes a new handle (<see cref="Help"/>, a few at a time), so
+/// reclaiming runs on as many threads as drop instances and keeps up with them however many there are, even when the
+/// thread pool gets little processor time. The sweep also trims the pool of key memory (<see cref="KeyMemory.TrimPool()"/>).</para>
+/// </remarks>
+internal static class Reclaimer
+{
+    // How many dropped epochs' handles a thread that makes a handle gives back first, when some are queued.
+    private const int HelpBatch = 2;
+
+    private static readonly Lock s_sweepLock = new();
+    private static readonly List<KeyMemory> s_candidates = [];
+    private static readonly ConcurrentQueue<HandleSlots> s_dropped = new();
+    private static int s_queuedSweep;
+    private static int s_armed;
+    private static int s_droppedCount;
+
+    [ThreadStatic]
+    private static bool t_givingBack;
+
+    /// <summary>True while this thread gives back a dropped epoch's handles (a test seam: counting backends tell those apart).</summary>
+    internal static bool OnReclaimingThread => t_givingBack;
+
+    /// <summary>How many dropped epochs' handle slots wait to be given back (a test seam).</summary>
+    internal static int Queued => Volatile.Read(ref s_droppedCount);
+
+    /// <summary>Starts the sweeps after collections, once (called by every new key epoch: one read once started).</summary>
+    internal static void Arm()
+    {
+        if (Volatile.Read(ref s_armed) == 0 && Interlocked.Exchange(ref s_armed, 1) == 0)
+        {
+            _ = new AfterCollection();
+        }
+    }
+
+    /// <summary>
+    /// Gives back up to a few queued dropped epochs' handles, if any are queued: called by every thread about to make a
+    /// handle. One read when nothing is queued.
+    /// </summary>
+    internal static void Help()
+    {
+        if (Volatile.Read(ref s_droppedCount) != 0)
+        {
+            GiveBackQueued(HelpBatch);
+        }
+    }
+
+    /// <summary>One sweep now, and every queued handle given back; returns how many dropped keys it found (a test seam, after the test has collected).</summary>
+    internal static int SweepNow()
+    {
+        int found = Sweep();
+        GiveBackQueued(int.MaxValue);
+        return found;
+    }
+
+    private static int Sweep()
+    {
+        lock (s_sweepLock)
+        {
+            KeyMemory.TrimPool();
+            List<KeyMemory> candidates = s_candidates;
+            KeyMemory.AddMayBeDropped(candidates);
+
+            int found = 0;
+            try
+            {
+                foreach (KeyMemory memory in candidates)
+                {
+                    if (memory.TryCloseDropped(out HandleSlots? slots))
+                    {
+                        found++;
+                        if (slots is not null)
+                        {
+                            Interlocked.Increment(ref s_droppedCount);
+                            s_dropped.Enqueue(slots);
+                        }
+                    }
+                }
+            }
+            finally
+            {
+                candidates.Clear();
+            }
+
+            return found;
+        }
+    }
+
+    // Gives back the handles of up to `batch` queued dropped epochs. Each slots object is dequeued by one thread, which
+    // then owns every handle in it (nothing else can reach a dropped epoch's slots).
+    private static void GiveBackQueued(int batch)
+    {
+        t_givingBack = true;
+        try
+        {
+            for (int i = 0; i < batch && s_dropped.TryDequeue(out HandleSlots? slots); i++)
+            {
+                Interlocked.Decrement(ref s_droppedCount);
+                CachedAesMetrics.FinalizedHandles.Add(slots.GiveBackDropped());
+            }
+        }
+        finally
+        {
+            t_givingBack = false;
+        }
+    }
+
+    /// <summary>
+    /// Finalized after each collection (a new one is made by each finalizer, so one is always young): queues a sweep on
+    /// the thread pool unless one is queued already. Touches no other finalizable object and frees nothing.
+    /// </summary>
+    private sealed class AfterCollection
+    {
+        ~AfterCollection()
+        {
+            _ = new AfterCollection();
+            if (Interlocked.Exchange(ref s_queuedSweep, 1) == 0)
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(
+                    static _ =>
+                    {
+                        Volatile.Write(ref s_queuedSweep, 0);
+                        Sweep();
+                        GiveBackQueued(int.MaxValue);
+                    },
+                    null);
+            }
+        }
+    }
+}
