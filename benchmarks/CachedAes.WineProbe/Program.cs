@@ -246,7 +246,7 @@ internal static class Program
             GC.WaitForPendingFinalizers();
             if (s_settle == "sweep")
             {
-                _ = Core.DroppedKeys.SweepNow();
+                _ = Ownership.Reclaimer.SweepNow();
                 GC.Collect();
             }
         }
