@@ -102,7 +102,8 @@ try
             // Where Data Protection runs the key on its CNG encryptor (the default configuration on Windows), UseCachedAes()
             // leaves it there; where it runs it on its managed encryptor, UseCachedAes() runs that encryptor over CachedAes.
             bool onCng = !managedAes && OperatingSystem.IsWindows();
-            Check(!onCng || stockEncryptor.Contains("Cng", StringComparison.Ordinal), $"{order}: on Windows stock runs the default key on a CNG encryptor");
+            Check(onCng ? stockEncryptor.Contains("Cng", StringComparison.Ordinal) : stockEncryptor.EndsWith("ManagedAuthenticatedEncryptor", StringComparison.Ordinal),
+                $"{order}: stock runs the key on {(onCng ? "a CNG encryptor" : "the managed encryptor")}");
             Check(onCng ? cachedEncryptor == stockEncryptor : cachedEncryptor.EndsWith("ManagedAuthenticatedEncryptor", StringComparison.Ordinal),
                 $"{order}: UseCachedAes runs the key on {(onCng ? "stock's CNG encryptor" : "the managed encryptor")}");
 
