@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
@@ -45,7 +46,7 @@ internal static class Layers
         new("handle", "BlockCipher.TryTransform from the backend: a virtual call, the raw-context update without GC transition, the never-reset CBC fix-up in the handle; encrypt copies the padded plaintext in first, as the one-shot does",
             f => f.HandleCall()),
 
-        new("lease", "InstanceKey.Rent and KeyEpoch.HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one interlocked exchange, one store, the retirement check)",
+        new("lease", "InstanceKey.Rent and KeyEpoch.HandleLease.Dispose around it: the handle taken from the current key's slot and put back (one compare-exchange to hold the slot, one release store to let it go, the staleness check; no exception handler, as in the one-shots)",
             f => f.LeaseCall()),
 
         new("oneshot", "the one-shot's length checks, then OneShot.Encrypt/Decrypt on the leased handle: copy and PKCS7 pad or unpad (vectorised), failure hygiene",
@@ -56,6 +57,18 @@ internal static class Layers
 
         new("stock", "stock Aes.Create() span one-shot, for scale (a new native context per call)",
             f => f.PublicCall(cached: false)),
+
+        new("newkey", "a kept CachedAes given another key before each one-shot (two keys in turn): the per-message key change, as BenchmarkDotNet's PerMessage NewKey row",
+            f => f.PerMessageCall(cached: true, newInstance: false)),
+
+        new("stock-newkey", "the same on stock Aes.Create(), for scale",
+            f => f.PerMessageCall(cached: false, newInstance: false)),
+
+        new("newinstance", "a new CachedAes per message: made, keyed, one one-shot, disposed, as PerMessage NewInstance",
+            f => f.PerMessageCall(cached: true, newInstance: true)),
+
+        new("stock-newinstance", "the same with stock Aes.Create(), for scale",
+            f => f.PerMessageCall(cached: false, newInstance: true)),
     ];
 }
 
@@ -180,14 +193,18 @@ internal sealed unsafe class Fixture : IDisposable
         return Encrypting
             ? () =>
             {
-                using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: true);
+                KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: true);
                 message.CopyTo(output, 0);
-                Check(lease.Cipher.TryTransform(iv, output, output));
+                bool done = lease.Cipher.TryTransform(iv, output, output);
+                lease.Dispose();
+                Check(done);
             }
             : () =>
             {
-                using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: false);
-                Check(lease.Cipher.TryTransform(iv, message, output));
+                KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: false);
+                bool done = lease.Cipher.TryTransform(iv, message, output);
+                lease.Dispose();
+                Check(done);
             };
     }
 
@@ -203,15 +220,19 @@ internal sealed unsafe class Fixture : IDisposable
             ? () =>
             {
                 int length = SymmetricPadding.GetCiphertextLength(input.Length, PaddingMode.PKCS7);
-                using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: true);
-                OneShot.Encrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output.AsSpan(0, length));
+                KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: true);
+                OneShot.Outcome outcome = OneShot.Encrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output.AsSpan(0, length));
+                lease.Dispose();
+                Check(outcome == OneShot.Outcome.Done);
             }
             : () =>
             {
                 if (OneShot.CheckDecryption(input.Length, output.Length, PaddingMode.PKCS7) == OneShot.Decryption.Needed)
                 {
-                    using KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: false);
-                    OneShot.Decrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output, out _);
+                    KeyEpoch.HandleLease lease = key.Rent(mode, encrypting: false);
+                    OneShot.Outcome outcome = OneShot.Decrypt(lease.Cipher, iv, PaddingMode.PKCS7, input, output, out _);
+                    lease.Dispose();
+                    Check(outcome == OneShot.Outcome.Done);
                 }
             };
     }
@@ -232,6 +253,58 @@ internal sealed unsafe class Fixture : IDisposable
             CipherOperation.EncryptCbc => () => aes.EncryptCbc(input, iv, output, PaddingMode.PKCS7),
             _ => () => aes.DecryptCbc(input, iv, output, PaddingMode.PKCS7),
         };
+    }
+
+    /// <summary>
+    /// One message per call with a key of its own: on a kept instance given another key each time (two keys in turn,
+    /// the fixture's first, so that the first call's output is checked), or on a new instance keyed, used and disposed.
+    /// </summary>
+    public Action PerMessageCall(bool cached, bool newInstance)
+    {
+        byte[] key = _key;
+        byte[] other = [.. key.Select(b => (byte)~b)];
+        byte[] input = Encrypting ? _plaintext : _message;
+        byte[] output = _output;
+        byte[] iv = _iv;
+        CipherOperation operation = _operation;
+        if (newInstance)
+        {
+            return () =>
+            {
+                using Aes aes = cached ? CachedAes.Create() : Aes.Create();
+                aes.Key = key;
+                OneShotOf(aes, operation, input, iv, output);
+            };
+        }
+
+        Aes kept = cached ? CachedAes.Create() : Aes.Create();
+        _owned.Add(kept);
+        int calls = 0;
+        return () =>
+        {
+            kept.Key = (calls++ & 1) == 0 ? key : other;
+            OneShotOf(kept, operation, input, iv, output);
+        };
+    }
+
+    private static void OneShotOf(Aes aes, CipherOperation operation, byte[] input, byte[] iv, byte[] output)
+    {
+        switch (operation)
+        {
+            case CipherOperation.EncryptEcb:
+                aes.EncryptEcb(input, output, PaddingMode.PKCS7);
+                break;
+            // Decryption without depadding: under the other key the padding is garbage, and both would throw.
+            case CipherOperation.DecryptEcb:
+                aes.DecryptEcb(input, output, PaddingMode.None);
+                break;
+            case CipherOperation.EncryptCbc:
+                aes.EncryptCbc(input, iv, output, PaddingMode.PKCS7);
+                break;
+            default:
+                aes.DecryptCbc(input, iv, output, PaddingMode.None);
+                break;
+        }
     }
 
     /// <summary>True when the last call left the expected bytes (decrypt one-shots: the plaintext, pad bytes zeroed).</summary>

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
@@ -76,6 +77,8 @@ public sealed partial class CachedAes
         return stock.Aes.TryDecryptCfb(ciphertext, iv, destination, out bytesWritten, paddingMode, feedbackSizeInBits);
     }
 
+    // No exception handler here (it would keep the JIT from inlining the calls around it): the work reports how it ended,
+    // the handle goes back, and only then does a failure throw.
     private bool Encrypt(BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> destination, out int bytesWritten)
     {
         int length = SymmetricPadding.GetCiphertextLength(plaintext.Length, padding);
@@ -87,8 +90,14 @@ public sealed partial class CachedAes
 
         if (length != 0)
         {
-            using KeyEpoch.HandleLease lease = Rent(mode, encrypting: true);
-            OneShot.Encrypt(lease.Cipher, iv, padding, plaintext, destination.Slice(0, length));
+            KeyEpoch.HandleLease lease = Rent(mode, encrypting: true);
+            OneShot.Outcome outcome = OneShot.Encrypt(lease.Cipher, iv, padding, plaintext, destination.Slice(0, length));
+            if (outcome != OneShot.Outcome.Done)
+            {
+                ThrowAfterReturning(outcome, lease);
+            }
+
+            lease.Dispose();
         }
 
         bytesWritten = length;
@@ -104,8 +113,34 @@ public sealed partial class CachedAes
             return check == OneShot.Decryption.Empty;
         }
 
-        using KeyEpoch.HandleLease lease = Rent(mode, encrypting: false);
-        return OneShot.Decrypt(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
+        KeyEpoch.HandleLease lease = Rent(mode, encrypting: false);
+        OneShot.Outcome outcome = OneShot.Decrypt(lease.Cipher, iv, padding, ciphertext, destination, out bytesWritten);
+        if (outcome > OneShot.Outcome.DoesNotFit)
+        {
+            ThrowAfterReturning(outcome, lease);
+        }
+
+        lease.Dispose();
+        return outcome == OneShot.Outcome.Done;
+    }
+
+    // A failed call: the handle's own description of a native failure first (before anything else runs on this thread),
+    // then the handle goes back (a faulted one is released, not cached), then the throw.
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowAfterReturning(OneShot.Outcome outcome, scoped KeyEpoch.HandleLease lease)
+    {
+        CryptographicException? failure = null;
+        try
+        {
+            failure = outcome == OneShot.Outcome.NativeFailure ? lease.Cipher.CreateFailure() : null;
+        }
+        finally
+        {
+            lease.Dispose();
+        }
+
+        OneShot.Throw(outcome, failure);
     }
 
     // A block held in a local, as the span the seam takes.

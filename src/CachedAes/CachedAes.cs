@@ -78,8 +78,19 @@ public sealed partial class CachedAes : Aes
     {
         get => _key.CopyKey(KeySizeValue);
 
-        // Like stock, a null key is an invalid key size (CryptographicException), not an ArgumentNullException.
-        set => SetKey(value);
+        // A key of a legal length goes straight to SetKeyCore: the base class's check (ValidKeySize) would build a new
+        // LegalKeySizes array for every key set. Anything else goes through that check, which throws what stock throws
+        // (a null key is an invalid key size, a CryptographicException, not an ArgumentNullException).
+        set
+        {
+            if (value is null || value.Length is not (16 or 24 or 32))
+            {
+                SetKey(value);
+                return;
+            }
+
+            SetKeyCore(value);
+        }
     }
 
     /// <summary>Gets the key sizes AES supports: 128 to 256 bits in steps of 64.</summary>
@@ -89,7 +100,7 @@ public sealed partial class CachedAes : Aes
     /// fraction of the cost, and <see cref="SymmetricAlgorithm.ValidKeySize"/> reads this on every <c>Key</c> and
     /// <c>SetKey</c> (docs/design-notes.md, "Key size checks").
     /// </remarks>
-    public override KeySizes[] LegalKeySizes => [.. LegalKeySizesValue!];
+    public override KeySizes[] LegalKeySizes => LegalKeySizesValue.AsSpan().ToArray();
 
     /// <summary>Gets or sets the key size in bits. Setting it discards the current key and its native handles.</summary>
     /// <exception cref="CryptographicException">The size is not 128, 192 or 256.</exception>

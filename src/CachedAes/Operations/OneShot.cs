@@ -1,5 +1,6 @@
 using System;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
@@ -47,6 +48,41 @@ internal static class OneShot
         Needed,
     }
 
+    /// <summary>
+    /// How the work on a leased handle ended. The work never throws, so that the caller gives its handle back first
+    /// (no exception handler on the one-shot path: one stops the JIT from inlining the calls around it) and then throws
+    /// what <see cref="Throw"/> says.
+    /// </summary>
+    internal enum Outcome
+    {
+        /// <summary>Done; the output is in place.</summary>
+        Done,
+
+        /// <summary>Decryption: the unpadded plaintext does not fit the destination (nothing is left in it): return false.</summary>
+        DoesNotFit,
+
+        /// <summary>Decryption: the padding is invalid (no plaintext is left in the destination).</summary>
+        InvalidPadding,
+
+        /// <summary>A native call failed: the handle is faulted, and the output holds no plaintext.</summary>
+        NativeFailure,
+    }
+
+    /// <summary>Throws what <paramref name="outcome"/> (<see cref="Outcome.InvalidPadding"/> or <see cref="Outcome.NativeFailure"/>) means.</summary>
+    /// <param name="outcome">The failed outcome.</param>
+    /// <param name="failure">The handle's description of its native failure (<see cref="BlockCipher.CreateFailure"/>), taken right after the failure.</param>
+    [DoesNotReturn]
+    public static void Throw(Outcome outcome, CryptographicException? failure)
+    {
+        Debug.Assert(outcome is Outcome.InvalidPadding or Outcome.NativeFailure);
+        if (outcome == Outcome.InvalidPadding)
+        {
+            Errors.ThrowInvalidPadding();
+        }
+
+        throw failure!;
+    }
+
     /// <summary>The length checks of <c>TryDecryptEcbCore</c>/<c>TryDecryptCbcCore</c>, which stock makes before any native work.</summary>
     /// <exception cref="CryptographicException">
     /// The ciphertext is not whole blocks, or it is empty and <paramref name="padding"/> expects a padding block.
@@ -87,8 +123,8 @@ internal static class OneShot
     /// <see cref="SymmetricPadding.GetCiphertextLength"/> of the plaintext, which is not zero. <paramref name="iv"/> is
     /// empty for ECB.
     /// </summary>
-    /// <exception cref="CryptographicException">A native call failed (the ciphertext is then cleared).</exception>
-    public static void Encrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
+    /// <returns><see cref="Outcome.Done"/>, or <see cref="Outcome.NativeFailure"/> (the ciphertext is then cleared).</returns>
+    public static Outcome Encrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
         Debug.Assert(ciphertext.Length == SymmetricPadding.GetCiphertextLength(plaintext.Length, padding) && !ciphertext.IsEmpty);
         bool transformed = ciphertext.Length < DirectEncryptLength || PartiallyOverlap(plaintext, ciphertext)
@@ -99,19 +135,22 @@ internal static class OneShot
         {
             // The destination may hold plaintext copied in before the failed transform.
             CryptographicOperations.ZeroMemory(ciphertext);
-            throw cipher.CreateFailure();
+            return Outcome.NativeFailure;
         }
+
+        return Outcome.Done;
     }
 
     /// <summary>
     /// The work of <c>TryDecryptEcbCore</c>/<c>TryDecryptCbcCore</c> once <see cref="CheckDecryption"/> said
     /// <see cref="Decryption.Needed"/>. <paramref name="iv"/> is empty for ECB.
     /// </summary>
-    /// <returns>False when the unpadded plaintext does not fit <paramref name="destination"/> (nothing is then left in it).</returns>
-    /// <exception cref="CryptographicException">
-    /// The padding is invalid, or a native call failed. No plaintext is left in <paramref name="destination"/>.
-    /// </exception>
-    public static bool Decrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> destination, out int bytesWritten)
+    /// <returns>
+    /// <see cref="Outcome.Done"/>; <see cref="Outcome.DoesNotFit"/> when the unpadded plaintext does not fit
+    /// <paramref name="destination"/>; <see cref="Outcome.InvalidPadding"/> or <see cref="Outcome.NativeFailure"/>. No
+    /// plaintext is left in <paramref name="destination"/> unless done.
+    /// </returns>
+    public static Outcome Decrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> destination, out int bytesWritten)
     {
         Debug.Assert(CheckDecryption(ciphertext.Length, destination.Length, padding) == Decryption.Needed);
         if (destination.Length < ciphertext.Length)
@@ -120,17 +159,18 @@ internal static class OneShot
         }
 
         Span<byte> message = destination.Slice(0, ciphertext.Length);
+        bytesWritten = 0;
         if (!cipher.TryTransform(iv, InPlaceOrDisjoint(ciphertext, message), message))
         {
             CryptographicOperations.ZeroMemory(message);
-            throw cipher.CreateFailure();
+            return Outcome.NativeFailure;
         }
 
         int length = SymmetricPadding.GetUnpaddedLength(message, padding);
         if (length < 0)
         {
             CryptographicOperations.ZeroMemory(message);
-            Errors.ThrowInvalidPadding();
+            return Outcome.InvalidPadding;
         }
 
         // The pad bytes are plaintext too. The caller's memory stays observable, so a plain clear is never
@@ -141,13 +181,13 @@ internal static class OneShot
         }
 
         bytesWritten = length;
-        return true;
+        return Outcome.Done;
     }
 
     // The destination is shorter than the ciphertext but may still hold the unpadded plaintext, which is known only
     // once the last block is decrypted.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static bool DecryptIntoShortDestination(
+    private static Outcome DecryptIntoShortDestination(
         BlockCipher cipher,
         ReadOnlySpan<byte> iv,
         PaddingMode padding,
@@ -200,7 +240,7 @@ internal static class OneShot
     // into the destination (it fits: checked by the caller), the last into a stack buffer. In CBC the last block
     // needs only the ciphertext block before it as its IV, so both are saved first (in place, the head overwrites them).
     [SkipLocalsInit] // both buffers are written before they are read
-    private static bool DecryptLastBlockAside(
+    private static Outcome DecryptLastBlockAside(
         BlockCipher cipher,
         ReadOnlySpan<byte> iv,
         PaddingMode padding,
@@ -230,24 +270,17 @@ internal static class OneShot
         }
 
         CryptographicOperations.ZeroMemory(last);
-        if (!transformed)
-        {
-            throw cipher.CreateFailure();
-        }
-
-        if (lastLength < 0)
-        {
-            Errors.ThrowInvalidPadding();
-        }
-
         bytesWritten = fits ? headLength + lastLength : 0;
-        return fits;
+        return !transformed ? Outcome.NativeFailure
+            : lastLength < 0 ? Outcome.InvalidPadding
+            : fits ? Outcome.Done
+            : Outcome.DoesNotFit;
     }
 
     // Short messages, and messages whose buffers partially overlap: the whole message is decrypted into a temporary
     // and only the unpadded plaintext is copied out if it fits, so a failure leaves the destination untouched.
     [SkipLocalsInit] // the temporary is written before it is read
-    private static unsafe bool DecryptThroughTemporary(
+    private static unsafe Outcome DecryptThroughTemporary(
         BlockCipher cipher,
         ReadOnlySpan<byte> iv,
         PaddingMode padding,
@@ -259,28 +292,28 @@ internal static class OneShot
         byte* native = length > StackTemporaryLimit ? (byte*)NativeMemory.Alloc((nuint)length) : null;
         Span<byte> temporary = native is null ? stackalloc byte[StackTemporaryLimit] : new Span<byte>(native, length);
         temporary = temporary[..length];
+        bytesWritten = 0;
         try
         {
             if (!cipher.TryTransform(iv, ciphertext, temporary))
             {
-                throw cipher.CreateFailure();
+                return Outcome.NativeFailure;
             }
 
             int unpadded = SymmetricPadding.GetUnpaddedLength(temporary, padding);
             if (unpadded < 0)
             {
-                Errors.ThrowInvalidPadding();
+                return Outcome.InvalidPadding;
             }
 
             if (unpadded > destination.Length)
             {
-                bytesWritten = 0;
-                return false;
+                return Outcome.DoesNotFit;
             }
 
             temporary[..unpadded].CopyTo(destination);
             bytesWritten = unpadded;
-            return true;
+            return Outcome.Done;
         }
         finally
         {

@@ -9,12 +9,12 @@ internal sealed partial class KeyEpoch
     internal readonly ref struct HandleLease
     {
         private readonly KeyEpoch _epoch;
-        private readonly ref BlockCipher? _slot;
+        private readonly ref Slot _slot;
 
         /// <param name="epoch">The epoch the handle belongs to.</param>
-        /// <param name="slot">The slot the caller reserved, or a null reference for a handle of the caller's own.</param>
+        /// <param name="slot">The slot the caller holds, or a null reference for a handle of the caller's own.</param>
         /// <param name="cipher">The handle, keyed with the epoch's key.</param>
-        internal HandleLease(KeyEpoch epoch, ref BlockCipher? slot, BlockCipher cipher)
+        internal HandleLease(KeyEpoch epoch, ref Slot slot, BlockCipher cipher)
         {
             _epoch = epoch;
             _slot = ref slot;

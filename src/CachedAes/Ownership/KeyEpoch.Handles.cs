@@ -11,10 +11,9 @@ namespace CachedCryptography.Ownership;
 /// </summary>
 /// <remarks>
 /// <para><b>Slots</b> (docs/design-notes.md, "Ownership", table S). A slot is empty, holds a handle nobody is using, or is
-/// busy: reserved by the one caller that holds its handle (or is making one for it). <see cref="TryRent"/> reserves a
-/// slot with one interlocked exchange, which hands it whatever the slot held, and the lease puts the handle back with a
-/// plain store: nobody else writes a busy slot (other callers exchange busy for busy, which changes nothing; a sweep
-/// leaves busy slots alone). So a handle is never used by two callers at once, each call pays one interlocked
+/// busy: held by the one party (a caller, a sweep) that set its flag (<see cref="Slot.TryHold"/>, one compare-exchange on
+/// an int), and only that party reads or writes its handle until it lets go with a release store (<see cref="Slot.Let"/>).
+/// A handle stays in its slot while a call uses it, so giving it back is that one store; a sweep leaves busy slots alone. So a handle is never used by two callers at once, each call pays one interlocked
 /// operation, and nothing waits or throws because another caller is busy. One slot per mode and direction until two
 /// callers meet on one; then, for good, a slot per processor (64 at most) for each, each on a cache line of its own
 /// (<see cref="HandleSlots.Shared"/>). A caller that finds every slot busy uses a handle of its own for the call.</para>
@@ -49,11 +48,8 @@ internal sealed partial class KeyEpoch
     internal int CachedWithOlderKey() => Volatile.Read(ref _slots)?.IdleNotOfVersion(Version) ?? 0;
 
     /// <summary>The handle cached in the inline slot for <paramref name="mode"/> and direction, or null (a test seam).</summary>
-    internal BlockCipher? PeekInline(BlockCipherMode mode, bool encrypting)
-    {
-        BlockCipher? held = Volatile.Read(ref _slots)?.Inline(mode, encrypting);
-        return HandleSlots.IsHandle(held) ? held : null;
-    }
+    internal BlockCipher? PeekInline(BlockCipherMode mode, bool encrypting) =>
+        Volatile.Read(ref _slots) is { } slots && slots.Inline(mode, encrypting).HasIdleHandle ? slots.Inline(mode, encrypting).Handle : null;
 
     /// <summary>
     /// A handle for <paramref name="mode"/> and direction keyed with this epoch's current key; false only when the epoch
@@ -68,20 +64,23 @@ internal sealed partial class KeyEpoch
             return TryRentUnslotted(mode, encrypting, out lease);
         }
 
-        if (slots.Shared is not null)
+        if (slots.Shared is null)
         {
-            return TryRentShared(slots, mode, encrypting, out lease);
+            ref Slot slot = ref slots.Inline(mode, encrypting);
+            if (slot.TryHold())
+            {
+                BlockCipher? held = slot.Handle;
+                if (held is not null && held.KeyVersion == Volatile.Read(ref _version))
+                {
+                    lease = new HandleLease(this, ref slot, held);
+                    return true;
+                }
+
+                return TryRentHeldSlot(ref slot, held, mode, encrypting, out lease);
+            }
         }
 
-        ref BlockCipher? slot = ref slots.Inline(mode, encrypting);
-        BlockCipher? held = HandleSlots.Reserve(ref slot);
-        if (held is not null && held != HandleSlots.Busy && held.KeyVersion == Volatile.Read(ref _version))
-        {
-            lease = new HandleLease(this, ref slot, held);
-            return true;
-        }
-
-        return TryRentInlineSlow(slots, ref slot, held, mode, encrypting, out lease);
+        return TryRentShared(slots, mode, encrypting, out lease);
     }
 
     /// <summary>
@@ -111,22 +110,19 @@ internal sealed partial class KeyEpoch
     }
 
     /// <summary>Gives back a handle taken by <see cref="TryRent"/> (called by <see cref="HandleLease.Dispose"/>).</summary>
-    /// <param name="slot">The slot the caller reserved, or a null reference for a handle of the caller's own.</param>
+    /// <param name="slot">The slot the caller holds, or a null reference for a handle of the caller's own.</param>
     /// <param name="cipher">The handle.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void Return(ref BlockCipher? slot, BlockCipher cipher)
+    internal void Return(ref Slot slot, BlockCipher cipher)
     {
         if (!Unsafe.IsNullRef(ref slot) && !cipher.IsFaulted && cipher.KeyVersion == Volatile.Read(ref _version)
             && (_slots!.Shared is null || !_slots.IsInline(ref slot)))
         {
-            if (OwnershipAudit.Enabled)
-            {
-                OwnershipAudit.Slot(into: true, handle: cipher);
-            }
+            // The handle is in the slot already (put there when it was made): letting the slot go is all.
+            slot.Let();
 
-            Volatile.Write(ref slot, cipher);
-
-            // This side of the ordering argument (see the remarks): store, then read the holders and the version.
+            // This side of the ordering argument (docs/design-notes.md, "Ownership", point 3): let go, then read the
+            // holders and the version. A close or key change whose sweep found the slot held is seen here.
             if (IsStale(cipher))
             {
                 GiveBackFromSlot(ref slot, cipher);
@@ -154,7 +150,7 @@ internal sealed partial class KeyEpoch
             }
 
             _cachesHandles = true;
-            lease = new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), first);
+            lease = new HandleLease(this, ref Unsafe.NullRef<Slot>(), first);
             return true;
         }
 
@@ -188,74 +184,65 @@ internal sealed partial class KeyEpoch
         return made;
     }
 
-    // The inline slot was empty or held a handle of an older key (this caller now holds its reservation either way), or
-    // was busy with another caller.
+    // This caller holds `slot`, which was empty or held a handle of an older key (a key change rewrote the key after it
+    // was cached, and its sweep has not reached it yet): that one goes back, and a new one is made here.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryRentInlineSlow(HandleSlots slots, ref BlockCipher? slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    private bool TryRentHeldSlot(ref Slot slot, BlockCipher? held, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        if (held != HandleSlots.Busy)
+        if (held is not null)
         {
-            // A key change rewrote the key after this handle was cached, and its sweep has not reached it yet.
-            if (held is not null)
-            {
-                GiveBack(held);
-            }
-
-            return TryFill(ref slot, mode, encrypting, out lease);
+            slot.Set(null);
+            GiveBack(held);
         }
 
-        // Two callers at once: switch to the shared slots for good.
-        slots.EnsureShared();
-        return TryRentShared(slots, mode, encrypting, out lease);
+        return TryFill(ref slot, mode, encrypting, out lease);
     }
 
-    // A shared slot, starting at this thread's own; a handle of the call's own when every one is busy.
+    // The inline slot is held by another caller (two callers at once: the epoch switches to the shared slots for good),
+    // or the switch is made already: a shared slot, starting at this thread's own; a handle of the call's own when every
+    // one is held.
+    [MethodImpl(MethodImplOptions.NoInlining)]
     private bool TryRentShared(HandleSlots slots, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        BlockCipher?[] shared = Volatile.Read(ref slots.Shared)!;
+        slots.EnsureShared();
+        Slot[] shared = Volatile.Read(ref slots.Shared)!;
         int count = HandlesPerMode;
         int start = HandleSlots.ThreadHint % count;
         for (int n = 0; n < count; n++)
         {
             int i = start + n < count ? start + n : start + n - count;
-            ref BlockCipher? slot = ref shared[HandleSlots.SharedIndex(mode, encrypting, i)];
-            if (Volatile.Read(ref slot) == HandleSlots.Busy)
-            {
-                continue;
-            }
-
-            BlockCipher? held = HandleSlots.Reserve(ref slot);
-            if (held == HandleSlots.Busy)
+            ref Slot slot = ref shared[HandleSlots.SharedIndex(mode, encrypting, i)];
+            if (Volatile.Read(ref slot.Busy) != 0 || !slot.TryHold())
             {
                 continue;
             }
 
             // An empty shared slot: a handle still waiting in the inline slot (made before the switch) moves here.
-            held ??= slots.TakeInline(mode, encrypting);
+            BlockCipher? held = slot.Handle;
+            if (held is null && slots.TakeInline(mode, encrypting) is { } moved)
+            {
+                slot.Set(moved);
+                held = moved;
+            }
+
             if (held is not null && held.KeyVersion == Volatile.Read(ref _version))
             {
                 lease = new HandleLease(this, ref slot, held);
                 return true;
             }
 
-            // None, or one of an older key that a key change's sweep has not reached yet.
-            if (held is not null)
-            {
-                GiveBack(held);
-            }
-
-            return TryFill(ref slot, mode, encrypting, out lease);
+            return TryRentHeldSlot(ref slot, held, mode, encrypting, out lease);
         }
 
-        // Every slot is busy: a handle of this call's own, given back when it returns (not cached).
+        // Every slot is held: a handle of this call's own, given back when it returns (not cached).
         CachedAesMetrics.CallContended();
         BlockCipher? own = TryCreate(mode, encrypting);
-        lease = own is null ? default : new HandleLease(this, ref Unsafe.NullRef<BlockCipher?>(), own);
+        lease = own is null ? default : new HandleLease(this, ref Unsafe.NullRef<Slot>(), own);
         return own is not null;
     }
 
-    // This caller holds the reservation of the empty `slot`: a new handle for it.
-    private bool TryFill(ref BlockCipher? slot, BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    // This caller holds the empty `slot`: a new handle for it, put in the slot at once (the return then only lets go).
+    private bool TryFill(ref Slot slot, BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
         BlockCipher? created;
         try
@@ -264,18 +251,19 @@ internal sealed partial class KeyEpoch
         }
         catch
         {
-            // Give the reservation up, or the slot would stay busy for good.
-            Volatile.Write(ref slot, null);
+            // Let the slot go, or it would stay held for good.
+            slot.Let();
             throw;
         }
 
         if (created is null)
         {
-            Volatile.Write(ref slot, null);
+            slot.Let();
             lease = default;
             return false;
         }
 
+        slot.Set(created);
         lease = new HandleLease(this, ref slot, created);
         return true;
     }
@@ -302,10 +290,11 @@ internal sealed partial class KeyEpoch
         return created;
     };
 
-    // A handle of the caller's own, a faulted one or one of an older key (given back, and the slot freed), or a handle
-    // taken from the inline slot after the switch to shared slots (moved to a free shared slot if there is one).
+    // A handle of the caller's own, a faulted one or one of an older key (the slot emptied, and the handle given back),
+    // or a handle taken from the inline slot after the switch to shared slots (moved to a free shared slot if there is
+    // one).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ReturnSlow(ref BlockCipher? slot, BlockCipher cipher)
+    private void ReturnSlow(ref Slot slot, BlockCipher cipher)
     {
         if (Unsafe.IsNullRef(ref slot))
         {
@@ -313,34 +302,47 @@ internal sealed partial class KeyEpoch
             return;
         }
 
-        Volatile.Write(ref slot, null);
+        slot.Set(null);
+        slot.Let();
         if (cipher.IsFaulted || cipher.KeyVersion != Volatile.Read(ref _version) || Volatile.Read(ref _slots!.Shared) is not { } shared)
         {
             GiveBack(cipher);
             return;
         }
 
-        ref BlockCipher? free = ref HandleSlots.TryFillFree(shared, cipher);
+        ref Slot free = ref HandleSlots.TryFillFree(shared, cipher);
         if (Unsafe.IsNullRef(ref free))
         {
             GiveBack(cipher);
             return;
         }
 
-        // The compare-exchange that filled it is a full fence: these reads cannot miss a close or key change that missed
-        // the handle.
+        // The compare-exchange that held the free slot is a full fence: these reads cannot miss a close or key change
+        // that missed the handle.
         if (IsStale(cipher))
         {
             GiveBackFromSlot(ref free, cipher);
         }
     }
 
-    // Takes `cipher` out of `slot` and gives it back, unless another caller emptied or reserved the slot first (that
-    // caller then owns the handle).
+    // Takes `cipher` out of `slot` and gives it back, unless another party holds the slot or put another handle there
+    // meanwhile (that party then decides about it).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void GiveBackFromSlot(ref BlockCipher? slot, BlockCipher cipher)
+    private void GiveBackFromSlot(ref Slot slot, BlockCipher cipher)
     {
-        if (HandleSlots.TryTake(ref slot, cipher))
+        if (!slot.TryHold())
+        {
+            return;
+        }
+
+        bool mine = slot.Handle == cipher;
+        if (mine)
+        {
+            slot.Set(null);
+        }
+
+        slot.Let();
+        if (mine)
         {
             GiveBack(cipher);
         }
@@ -359,7 +361,7 @@ internal sealed partial class KeyEpoch
     }
 
     // A handle just put back into a slot that must not stay there: the epoch closed, or its key changed, after the
-    // caller checked (the reads follow the caller's store; see the ordering argument in the remarks).
+    // caller checked (the reads follow the caller's release store; see the ordering argument).
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsStale(BlockCipher cipher) => IsClosed || cipher.KeyVersion != Volatile.Read(ref _version);
 
@@ -412,8 +414,8 @@ internal sealed partial class KeyEpoch
         }
     }
 
-    // Every slot once; true when one was busy with a call in flight. Re-keying (in place, or into the next epoch) is
-    // for the inline slots, the handles of an instance used by one thread at a time; the shared slots' handles are given
+    // Every slot once; true when one was held by a call in flight. Re-keying (in place, or into the next epoch) is for
+    // the inline slots, the handles of an instance used by one thread at a time; the shared slots' handles are given
     // back, and the threads that share the instance make new ones from the backend's pool as they need them.
     private bool SweepHandles(scoped in SweepPlan plan)
     {
@@ -424,79 +426,84 @@ internal sealed partial class KeyEpoch
             return false;
         }
 
-        bool busy = Sweep(ref slots.EcbEncrypt, plan) | Sweep(ref slots.EcbDecrypt, plan) | Sweep(ref slots.CbcEncrypt, plan) | Sweep(ref slots.CbcDecrypt, plan);
+        bool held = Sweep(ref slots.EcbEncrypt, plan) | Sweep(ref slots.EcbDecrypt, plan) | Sweep(ref slots.CbcEncrypt, plan) | Sweep(ref slots.CbcDecrypt, plan);
         if (Volatile.Read(ref slots.Shared) is { } shared)
         {
             for (int i = HandleSlots.SharedStride; i < shared.Length; i += HandleSlots.SharedStride)
             {
-                busy |= Sweep(ref shared[i], SweepPlan.Release);
+                held |= Sweep(ref shared[i], SweepPlan.Release);
             }
         }
 
-        return busy;
+        return held;
     }
 
-    private bool Sweep(ref BlockCipher? slot, scoped in SweepPlan plan)
+    // True when the slot is held by someone else (a call in flight, or one that took it just now).
+    private bool Sweep(ref Slot slot, scoped in SweepPlan plan)
     {
-        // A plain read first: most slots are empty, and an interlocked operation on each would cost more than the rest of
-        // a key change. A busy slot is left to the caller that holds it.
-        BlockCipher? held = Volatile.Read(ref slot);
-        if (held is null)
+        // Plain reads first: most slots are empty, and an interlocked operation on each would cost more than the rest of
+        // a key change.
+        if (Volatile.Read(ref slot.Busy) != 0)
+        {
+            return true;
+        }
+
+        if (Volatile.Read(ref slot.Handle) is null)
         {
             return false;
         }
 
-        if (held == HandleSlots.Busy)
+        if (!slot.TryHold())
         {
             return true;
+        }
+
+        BlockCipher? held = slot.Handle;
+        if (held is null)
+        {
+            slot.Let();
+            return false;
         }
 
         switch (plan.Kind)
         {
             case SweepKind.RekeyTo:
-                RekeyInPlace(ref slot, plan.Key, plan.Version);
+                RekeyInPlace(ref slot, held, plan.Key, plan.Version);
                 break;
             case SweepKind.MoveTo:
-                MoveTo(ref slot, held, plan.Target!, plan.Key);
+                slot.Set(null);
+                slot.Let();
+                MoveTo(held, plan.Target!, plan.Key);
                 break;
             default:
-                GiveBackFromSlot(ref slot, held);
+                slot.Set(null);
+                slot.Let();
+                GiveBack(held);
                 break;
         }
 
         return false;
     }
 
-    // A key rewrite: the handle in `slot` (if still idle) gets the new key and goes back, or is given back.
+    // A key rewrite: the handle in the held `slot` gets the new key and stays, or is given back.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void RekeyInPlace(ref BlockCipher? slot, ReadOnlySpan<byte> key, int version)
+    private void RekeyInPlace(ref Slot slot, BlockCipher held, ReadOnlySpan<byte> key, int version)
     {
-        BlockCipher? held = HandleSlots.Reserve(ref slot);
-        if (held is null || held == HandleSlots.Busy)
-        {
-            // Emptied or taken since the slot was read; a caller holding it gives it back (and checks its version then).
-            if (held is null)
-            {
-                Volatile.Write(ref slot, null);
-            }
-
-            return;
-        }
-
         if (held.KeyVersion != version)
         {
             bool rekeyed = false;
             try
             {
-                rekeyed = held.TryRekey(key);
+                rekeyed = !held.IsFaulted && held.TryRekey(key);
             }
             finally
             {
                 if (!rekeyed)
                 {
-                    // The backend cannot re-key it (or failed, or threw): its slot is freed and the handle given back,
+                    // The backend cannot re-key it (or failed, or threw): the slot is emptied and the handle given back,
                     // so neither stays with the old key's schedule.
-                    Volatile.Write(ref slot, null);
+                    slot.Set(null);
+                    slot.Let();
                     GiveBack(held);
                 }
             }
@@ -510,19 +517,18 @@ internal sealed partial class KeyEpoch
             CachedAesMetrics.HandleRekeyed();
         }
 
-        Return(ref slot, held);
+        slot.Let();
+        if (IsStale(held))
+        {
+            GiveBackFromSlot(ref slot, held);
+        }
     }
 
-    // A key change to a new epoch: the handle in `slot` (if still idle) leaves this epoch for `target`, re-keyed, or is
+    // A key change to a new epoch: the handle (already out of its slot) leaves this epoch for `target`, re-keyed, or is
     // given back.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void MoveTo(ref BlockCipher? slot, BlockCipher held, KeyEpoch target, ReadOnlySpan<byte> key)
+    private void MoveTo(BlockCipher held, KeyEpoch target, ReadOnlySpan<byte> key)
     {
-        if (!HandleSlots.TryTake(ref slot, held))
-        {
-            return;
-        }
-
         bool rekeyed = false;
         try
         {
@@ -555,14 +561,25 @@ internal sealed partial class KeyEpoch
     private void Adopt(BlockCipher cipher)
     {
         HandleSlots slots = EnsureSlots();
-        ref BlockCipher? slot = ref slots.Inline(cipher.Mode, cipher.Encrypting);
-        if (Volatile.Read(ref slots.Shared) is not null || !HandleSlots.TryFill(ref slot, cipher))
+        ref Slot slot = ref slots.Inline(cipher.Mode, cipher.Encrypting);
+        if (Volatile.Read(ref slots.Shared) is not null || !slot.TryHold())
         {
             GiveBack(cipher);
             return;
         }
 
-        // The compare-exchange that filled it is a full fence: a close or key change that missed the handle is seen here.
+        if (slot.Handle is not null)
+        {
+            slot.Let();
+            GiveBack(cipher);
+            return;
+        }
+
+        slot.Set(cipher);
+        slot.Let();
+
+        // The compare-exchange that held the slot is a full fence: a close or key change that missed the handle is seen
+        // here.
         if (IsStale(cipher))
         {
             GiveBackFromSlot(ref slot, cipher);

@@ -61,7 +61,7 @@ internal static class OwnershipAudit
     }, record => record.Holder = null);
 
     /// <summary>A handle goes into a slot (<paramref name="into"/>), which it must not be in, or out of one it must be in.</summary>
-    internal static void Slot(object handle, bool into) => Update(handle, record =>
+    internal static void InSlot(object handle, bool into) => Update(handle, record =>
         record.InSlot == into ? (into ? "put into a slot while it is in one" : "taken out of a slot it is not in") : null,
         record => record.InSlot = into);
 

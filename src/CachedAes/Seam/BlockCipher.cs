@@ -9,8 +9,8 @@ namespace CachedCryptography.Seam;
 /// Each platform supplies a subclass and a <see cref="CipherBackend"/> that makes it.
 /// </summary>
 /// <remarks>
-/// <para>One caller at a time holds a handle (the owner hands it out by an interlocked exchange), so implementations
-/// need no locking and may keep per-message state such as a CBC chaining block.</para>
+/// <para>One caller at a time holds a handle (the owner hands it out with a compare-exchange on its slot), so
+/// implementations need no locking and may keep per-message state such as a CBC chaining block.</para>
 /// <para>A handle is a plain object, never finalizable itself: a backend may pool it (<see cref="Release"/>) without the
 /// collector ever finalizing a pooled object. It is owned by the key epoch whose slot holds it, by the call that leased
 /// it, or by its backend's pool.</para>

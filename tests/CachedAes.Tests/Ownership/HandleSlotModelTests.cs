@@ -16,6 +16,15 @@ namespace CachedCryptography.Tests.Ownership;
 /// failed handle is never cached; the slot is never left busy. The model of the protocol without the sweep's
 /// process-wide barrier must fail: the returning call's store can sit in its store buffer while both sides miss each
 /// other.
+/// <para>How the model maps the code's <c>Slot</c> (a busy flag and a handle): the slot here is one value, empty, a
+/// handle, or busy. A party holds the slot with one compare-exchange on the flag (<c>TryHold</c>: a full fence, so its
+/// own buffered stores drain first) and lets it go with a plain store of the flag (<c>Let</c>), which waits in its store
+/// buffer. The handle field is written only by the holder, before its <c>Let</c>, and read by others only after they
+/// saw the flag clear (a load or a compare-exchange of the flag), so under TSO's first-in-first-out buffers it becomes
+/// visible together with the flag: the model folds the two into one buffered store of the slot's next value. While a
+/// call holds the slot its handle stays in the handle field; nobody reads it there, so the model shows the slot busy.
+/// Taking a handle back out after a change (<c>GiveBackFromSlot</c>) and a sweep's give-back hold the slot and let it go
+/// empty with a buffered store, so the slot stays busy for the others until that store drains.</para>
 /// </remarks>
 public class HandleSlotModelTests
 {
@@ -65,10 +74,11 @@ public class HandleSlotModelTests
         public bool KSawBusy, KBuffered;
         public byte KBufferedValue;
 
-        // Dispose, in the variants where it runs (Closes): program counter, whether its sweep found the slot busy.
+        // Dispose, in the variants where it runs (Closes): program counter, whether its sweep found the slot busy, and
+        // its store buffer (the store that lets the slot go empty after a give-back, waiting).
         public bool Closes;
         public byte D;
-        public bool DSawBusy;
+        public bool DSawBusy, DBuffered;
 
         public string? Broken;
     }
@@ -99,6 +109,9 @@ public class HandleSlotModelTests
 
     // The same for the key change's thread.
     private static State DrainK(State s) => s.KBuffered ? s with { Slot = s.KBufferedValue, KBuffered = false } : s;
+
+    // The same for Dispose's thread (its one store is always "empty").
+    private static State DrainD(State s) => s.DBuffered ? s with { Slot = Empty, DBuffered = false } : s;
 
     // What the key change's thread reads from the slot: its own buffered store first, else memory.
     private static byte KSees(State s) => s.KBuffered ? s.KBufferedValue : s.Slot;
@@ -145,7 +158,7 @@ public class HandleSlotModelTests
         return null;
     }
 
-    private static bool IsFinal(State s) => s.C == 99 && s.K == 99 && (!s.Closes || s.D == 99) && !s.Buffered && !s.KBuffered;
+    private static bool IsFinal(State s) => s.C == 99 && s.K == 99 && (!s.Closes || s.D == 99) && !s.Buffered && !s.KBuffered && !s.DBuffered;
 
     private static IEnumerable<(string, State)> Steps(State s, bool barrier)
     {
@@ -163,6 +176,11 @@ public class HandleSlotModelTests
         if (s.KBuffered)
         {
             yield return ("the key change's store reaches memory", DrainK(s));
+        }
+
+        if (s.DBuffered)
+        {
+            yield return ("Dispose's store reaches memory", DrainD(s));
         }
 
         foreach ((string, State) step in CallerSteps(s))
@@ -190,7 +208,8 @@ public class HandleSlotModelTests
         {
             case 0 when s.Calls < 2:
             {
-                // Reserve: an interlocked exchange of busy into the slot (drains the caller's buffer first).
+                // TryHold: a compare-exchange of the busy flag (drains the caller's buffer first), then a read of the
+                // handle; a busy slot is left as it is.
                 State d = Drain(s);
                 byte held = d.Slot;
                 if (held == Busy)
@@ -232,8 +251,8 @@ public class HandleSlotModelTests
                 byte h = (byte)(s.Made + 1);
                 State made = WithVersion(s with { Made = h, Held = h, C = 2 }, h, s.Version);
                 yield return ($"C makes handle {h} at version {s.Version}", made);
-                State failed = s.Own ? s with { C = 9 } : s with { Slot = Empty, C = 9 };
-                yield return ("C's native create fails: the reservation is given up, the call throws", failed);
+                State failed = s.Own ? s with { C = 9 } : s with { Buffered = true, BufferedValue = Empty, C = 9 };
+                yield return ("C's native create fails: the slot is let go (buffered), the call throws", failed);
                 break;
             }
 
@@ -254,13 +273,14 @@ public class HandleSlotModelTests
                 }
                 else if (!Failed(s, h) && VersionOf(s, h) == s.Version)
                 {
-                    // Return: a plain store of the handle into the slot (buffered), then the reads of IsStale.
-                    yield return ($"C stores handle {h} back (buffered)", s with { Buffered = true, BufferedValue = h, C = 4 });
+                    // Return: the handle is in the slot already; Let, a plain store (buffered), then the reads of IsStale.
+                    yield return ($"C lets the slot go with handle {h} in it (buffered)", s with { Buffered = true, BufferedValue = h, C = 4 });
                 }
                 else
                 {
-                    // A faulted handle or one of an older key: the slot is freed (a plain store) and the handle given back.
-                    yield return ($"C frees the slot and gives back handle {h}", GiveBack(s with { Buffered = true, BufferedValue = Empty }, h) with { C = 9, Held = 0 });
+                    // A faulted handle or one of an older key: the slot is emptied and let go (plain stores) and the
+                    // handle given back.
+                    yield return ($"C empties the slot and gives back handle {h}", GiveBack(s with { Buffered = true, BufferedValue = Empty }, h) with { C = 9, Held = 0 });
                 }
 
                 break;
@@ -272,10 +292,11 @@ public class HandleSlotModelTests
                 byte h = s.Held;
                 if (s.Closed || VersionOf(s, h) != s.Version)
                 {
-                    // Take it back out with a compare-exchange (drains the buffer) if the slot still holds it.
+                    // GiveBackFromSlot: TryHold (drains the buffer); if the slot still holds this handle, it is emptied
+                    // and let go (buffered), and the handle given back; otherwise the slot is let go as it was.
                     State d = Drain(s);
                     yield return d.Slot == h
-                        ? ($"C sees the change and takes handle {h} back out", GiveBack(d with { Slot = Empty }, h) with { C = 9, Held = 0 })
+                        ? ($"C sees the change and takes handle {h} back out", GiveBack(d with { Slot = Busy, Buffered = true, BufferedValue = Empty }, h) with { C = 9, Held = 0 })
                         : ($"C sees the change, but the sweep took handle {h}", d with { C = 9, Held = 0 });
                 }
                 else
@@ -320,15 +341,15 @@ public class HandleSlotModelTests
                 }
                 else
                 {
-                    // RekeyInPlace: reserve the slot (an exchange: K's buffer drains first), then re-key the handle.
+                    // RekeyInPlace: hold the slot (a compare-exchange: K's buffer drains first), then re-key the handle.
                     State d = DrainK(s);
                     if (d.Slot != held)
                     {
-                        yield return ("K's reservation finds the slot changed: the sweep goes on", d with { K = SweepDoneTo(d, second, barrier) });
+                        yield return ("K's hold finds the slot changed: the sweep goes on", d with { K = SweepDoneTo(d, second, barrier) });
                     }
                     else
                     {
-                        yield return ($"K reserves handle {held}", d with { Slot = Busy, KHeld = held, K = (byte)(second ? 6 : 2) });
+                        yield return ($"K holds handle {held}", d with { Slot = Busy, KHeld = held, K = (byte)(second ? 6 : 2) });
                     }
                 }
 
@@ -348,7 +369,7 @@ public class HandleSlotModelTests
                 {
                     yield return ($"K re-keys handle {h}", WithVersion(s, h, 2) with { K = next });
 
-                    // The slot is freed with a plain store, and the handle given back.
+                    // The slot is emptied and let go with plain stores (buffered), and the handle given back.
                     yield return ($"K's native re-key of handle {h} fails: the slot is freed and the handle given back", GiveBack(s with { KBuffered = true, KBufferedValue = Empty, KHeld = 0 }, h) with { K = (byte)(next == 3 ? 10 : 99) });
                 }
 
@@ -357,8 +378,8 @@ public class HandleSlotModelTests
 
             case 3:
             case 7:
-                // Return (as a call does): a plain store of the handle back into the slot, then the reads of IsStale.
-                yield return ($"K stores handle {s.KHeld} back (buffered)", s with { KBuffered = true, KBufferedValue = s.KHeld, K = (byte)(s.K == 3 ? 8 : 9) });
+                // Let the slot go with the re-keyed handle in it (a plain store, buffered), then the reads of IsStale.
+                yield return ($"K lets the slot go with handle {s.KHeld} in it (buffered)", s with { KBuffered = true, KBufferedValue = s.KHeld, K = (byte)(s.K == 3 ? 8 : 9) });
                 break;
             case 8:
             case 9:
@@ -369,7 +390,7 @@ public class HandleSlotModelTests
                 {
                     State d = DrainK(s);
                     yield return d.Slot == h
-                        ? ($"K sees the close and takes handle {h} back out", GiveBack(d with { Slot = Empty, KHeld = 0 }, h) with { K = next })
+                        ? ($"K sees the close and takes handle {h} back out", GiveBack(d with { Slot = Busy, KBuffered = true, KBufferedValue = Empty, KHeld = 0 }, h) with { K = next })
                         : ($"K sees the close, but the close's sweep took handle {h}", d with { KHeld = 0, K = next });
                 }
                 else
@@ -385,7 +406,7 @@ public class HandleSlotModelTests
                 break;
             case 5:
                 // Interlocked.MemoryBarrierProcessWide: every processor's buffered stores reach memory.
-                yield return ("K issues the process-wide barrier", DrainK(Drain(s)) with { K = 4 });
+                yield return ("K issues the process-wide barrier", DrainD(DrainK(Drain(s))) with { K = 4 });
                 break;
         }
     }
@@ -404,7 +425,8 @@ public class HandleSlotModelTests
             case 1:
             case 3:
             {
-                byte held = s.Slot;
+                // D's own buffered store first, else memory.
+                byte held = s.DBuffered ? Empty : s.Slot;
                 bool second = s.D == 3;
                 byte after = second ? (byte)99 : (byte)(held == Busy && barrier ? 2 : 99);
                 if (held == Busy)
@@ -417,15 +439,16 @@ public class HandleSlotModelTests
                 }
                 else
                 {
-                    // GiveBackFromSlot: a compare-exchange out of the slot, then the handle goes back.
-                    yield return ($"D takes handle {held} out and gives it back", GiveBack(s with { Slot = Empty }, held) with { D = after });
+                    // The sweep holds the slot (a compare-exchange), empties it and lets it go (buffered), then gives the
+                    // handle back.
+                    yield return ($"D takes handle {held} out and gives it back", GiveBack(s with { Slot = Busy, DBuffered = true }, held) with { D = after });
                 }
 
                 break;
             }
 
             case 2:
-                yield return ("D issues the process-wide barrier", DrainK(Drain(s)) with { D = 3 });
+                yield return ("D issues the process-wide barrier", DrainD(DrainK(Drain(s))) with { D = 3 });
                 break;
         }
     }

@@ -29,7 +29,10 @@ internal sealed class CachedEncryptor(KeyEpoch epoch, int version, BlockCipherMo
         byte[] ciphertext = GC.AllocateUninitializedArray<byte>(length);
         using (KeyEpoch.HandleLease lease = AcquireCipher())
         {
-            OneShot.Encrypt(lease.Cipher, ChainIv, Padding, input, ciphertext);
+            if (OneShot.Encrypt(lease.Cipher, ChainIv, Padding, input, ciphertext) != OneShot.Outcome.Done)
+            {
+                throw lease.Cipher.CreateFailure();
+            }
         }
 
         Restart();
