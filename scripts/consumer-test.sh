@@ -319,7 +319,12 @@ check_output() {
     fail "$name: ran on .NET '$runtime' with CachedAes built for '$library' (expected .NET $major.x and lib/$tfm)"
     return 1
   fi
-  pass "$name: consumer-check: OK, backend $backend, .NET $runtime, lib/$tfm, $(grep -E '^checks:' "$log")"
+  # A bug report pasted from Describe() names the package version it came from.
+  if ! grep -qF "describe: CachedAes $version+" "$log" && ! grep -qF "describe: CachedAes $version on " "$log"; then
+    fail "$name: CachedAesDiagnostics.Describe() does not start with the package version ($version): $(grep -E '^describe:' "$log")"
+    return 1
+  fi
+  pass "$name: consumer-check: OK, backend $backend, .NET $runtime, lib/$tfm, Describe() names $version, $(grep -E '^checks:' "$log")"
 }
 
 case "$(uname -s)-$(uname -m)" in

@@ -5,12 +5,13 @@
 #
 # Publishes tests/lanes/CachedAes.DataProtection.WineCheck self-contained for win-x64 (.NET 10 and ASP.NET Core 10, whose
 # win-x64 runtime packs restore from the package source), creates a fresh Wine prefix and runs it twice, as Windows 7
-# and as Windows 10, with the Wine lane's settings (scripts/wine-lane.sh). In one key ring made by stock's default
-# configuration, and in one made by UseCachedAes(), the program reports which authenticated encryptor each application
-# gets for the same key (stock: Data Protection's CNG encryptor; UseCachedAes(): its managed encryptor over CachedAes),
-# and checks that the ring names no CachedAes, that CachedAes ran for UseCachedAes() and not for stock, and that payloads
-# cross both ways. Ends with "wine-dataprotection: N passed, N failed, N skipped". Installs Debian's Wine when missing,
-# as the Wine lane does.
+# and as Windows 10, with the Wine lane's settings (scripts/wine-lane.sh). For Data Protection's default configuration
+# and for a managed configuration naming Aes, in a key ring made by stock and in one made by UseCachedAes(), the program
+# reports which authenticated encryptor each application gets for the same key (default configuration: Data
+# Protection's CNG encryptor in both, UseCachedAes() leaves it in place on Windows; managed configuration: the managed
+# encryptor, over CachedAes with UseCachedAes()), and checks that the ring names no CachedAes, that CachedAes ran for
+# UseCachedAes() exactly where it takes over and never for stock, and that payloads cross both ways. Ends with
+# "wine-dataprotection: N passed, N failed, N skipped". Installs Debian's Wine when missing, as the Wine lane does.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1

@@ -5,6 +5,7 @@ using System.Reflection;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Diagnosers;
 using BenchmarkDotNet.Environments;
 using BenchmarkDotNet.Exporters;
 using BenchmarkDotNet.Exporters.Csv;
@@ -25,12 +26,14 @@ internal static class BenchmarkSetup
 {
     /// <summary>
     /// BenchmarkDotNet's default columns (Mean, Error, StdDev, Median where it differs, Ratio, RatioSD, Gen0,
-    /// Allocated, Alloc Ratio), one joined summary table for every class (<see cref="ConfigOptions.JoinSummary"/>),
-    /// ratios shown as a trend ("3.10x faster"), the console logger, and three exports to
-    /// <c>./BenchmarkDotNet.Artifacts/results</c> (or <c>--artifacts</c>): GitHub markdown, CSV with fixed units
-    /// (ns, B) and brief JSON (what <c>scripts/benchmark-report.sh</c> reads). Ratio and Alloc Ratio come from the
-    /// <c>Baseline = true</c> method of each class and <c>[MemoryDiagnoser]</c> on every class; every ratio is
-    /// relative to the baseline row with the same parameters.
+    /// Allocated, Alloc Ratio), its <c>Exceptions</c> column (exceptions thrown per operation, from its exception
+    /// diagnoser), the setup check's counts (<see cref="SetupCheckColumn"/>), one joined summary table for every class
+    /// (<see cref="ConfigOptions.JoinSummary"/>), ratios shown as a trend ("3.10x faster"), the console logger, and
+    /// three exports to <c>./BenchmarkDotNet.Artifacts/results</c> (or <c>--artifacts</c>): GitHub markdown, CSV with
+    /// fixed units (ns, B; what <c>scripts/benchmark-report.sh</c> and the quick mode's side-by-side table read) and
+    /// brief JSON. Every column reaches the markdown and CSV exports; the brief JSON has the statistics and
+    /// allocations only. Ratio and Alloc Ratio come from the <c>Baseline = true</c> method of each class and
+    /// <c>[MemoryDiagnoser]</c> on every class; every ratio is relative to the baseline row with the same parameters.
     /// </summary>
     public static ManualConfig CreateBaseConfig()
     {
@@ -46,6 +49,8 @@ internal static class BenchmarkSetup
 
         ManualConfig config = ManualConfig.CreateEmpty()
             .AddColumnProvider(DefaultColumnProviders.Instance)
+            .AddColumn(SetupCheckColumn.Threw, SetupCheckColumn.Wrong)
+            .AddDiagnoser(ExceptionDiagnoser.Default)
             .AddLogger(ConsoleLogger.Default)
             .AddExporter(MarkdownExporter.GitHub, new CsvExporter(CsvSeparator.Comma, fixedUnits), JsonExporter.Brief)
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
@@ -53,7 +58,11 @@ internal static class BenchmarkSetup
             .WithOption(ConfigOptions.JoinSummary, true)
             .WithSummaryStyle(SummaryStyle.Default.WithRatioStyle(RatioStyle.Trend).WithMaxParameterColumnWidth(40))
             .WithCategoryDiscoverer(new ClassCategoryDiscoverer())
-            .HideColumns(Column.Categories);
+            .HideColumns(Column.Categories)
+
+            // BenchmarkDotNet gives a generated project 2 minutes to build; on a loaded 2-core machine a build of it (the
+            // library and its integration packages included) has taken longer, and every case then failed unmeasured.
+            .WithBuildTimeout(TimeSpan.FromMinutes(10));
 
         // One logical group per class and parameter set: in the joined table several classes share parameter
         // values (Steady and Single both have Operation and Size), and each must be compared with its own baseline.

@@ -7,6 +7,7 @@ using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
 using CachedCryptography.DataProtection;
 using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.DataProtection.AuthenticatedEncryption.ConfigurationModel;
 using Microsoft.AspNetCore.DataProtection.KeyManagement;
 using Microsoft.AspNetCore.DataProtection.Repositories;
 using Microsoft.Extensions.DependencyInjection;
@@ -16,16 +17,20 @@ namespace CachedCryptography.Benchmarks;
 /// <summary>
 /// A real client: ASP.NET Core Data Protection's <c>Protect</c> followed by <c>Unprotect</c> of a payload of
 /// <see cref="Size"/> bytes under a key of Data Protection's default configuration (AES-256-CBC with HMACSHA256), as stock
-/// runs it (baseline: on Linux its managed encryptor over <see cref="Aes"/>) and with the package's <c>UseCachedAes()</c>
-/// (the same encryptor over <see cref="CachedAes"/>). Data Protection creates a new algorithm instance for every call, so
-/// this measures the new-instance path inside everything else a Protect and an Unprotect do (key derivation, HMAC,
-/// random numbers). Until 2026-11-26 the rows were measured with the key naming the algorithm
-/// (<c>UseCustomCryptographicAlgorithms</c> with <see cref="Aes"/> or <see cref="CachedAes"/>), which runs the same
-/// encryptor over the same two algorithms.
+/// runs it (baseline: on Linux its managed encryptor over <see cref="Aes"/>, on Windows its CNG encryptor) and with the
+/// package's <c>UseCachedAes()</c> (on Linux the same managed encryptor over <see cref="CachedAes"/>; on Windows the
+/// package leaves such keys to the CNG encryptor, so both rows run stock's path there). With <see cref="Keys"/> =
+/// <see cref="DataProtectionKeys.ManagedAes"/>, the key is of a managed configuration naming <see cref="Aes"/> (256 bits,
+/// HMACSHA256), which Data Protection runs on its managed encryptor on every OS and <c>UseCachedAes()</c> takes over on
+/// every OS. Data Protection creates a new algorithm instance for every call, so this measures the new-instance path
+/// inside everything else a Protect and an Unprotect do (key derivation, HMAC, random numbers). Until 2026-11-26 the rows
+/// were measured with the key naming the algorithm (<c>UseCustomCryptographicAlgorithms</c> with <see cref="Aes"/> or
+/// <see cref="CachedAes"/>), which runs the same encryptor over the same two algorithms.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
 [QuickSubset(nameof(Size), 32)]
+[QuickSubset(nameof(Keys), DataProtectionKeys.Default)]
 public class DataProtectionRoundTrip
 {
     private static readonly string[] Purpose = ["CachedAes", "benchmark"];
@@ -37,6 +42,10 @@ public class DataProtectionRoundTrip
     /// <summary>Payload length in bytes.</summary>
     [Params(32, 1024)]
     public int Size { get; set; }
+
+    /// <summary>The configuration the key is made by.</summary>
+    [ParamsAllValues]
+    public DataProtectionKeys Keys { get; set; }
 
     /// <summary>A key ring in memory, Data Protection as stock configures it.</summary>
     [GlobalSetup(Target = nameof(Stock))]
@@ -64,6 +73,16 @@ public class DataProtectionRoundTrip
     {
         var services = new ServiceCollection();
         IDataProtectionBuilder builder = services.AddDataProtection().SetApplicationName("CachedAes.Benchmarks");
+        if (Keys == DataProtectionKeys.ManagedAes)
+        {
+            builder.UseCustomCryptographicAlgorithms(new ManagedAuthenticatedEncryptorConfiguration
+            {
+                EncryptionAlgorithmType = typeof(Aes),
+                EncryptionAlgorithmKeySize = 256,
+                ValidationAlgorithmType = typeof(HMACSHA256),
+            });
+        }
+
         if (useCachedAes)
         {
             builder.UseCachedAes();
@@ -81,11 +100,12 @@ public class DataProtectionRoundTrip
             throw new InvalidOperationException($"Data Protection (UseCachedAes: {useCachedAes}) did not round-trip.");
         }
 
-        // The key Data Protection just created is stock's default one either way.
+        // The key Data Protection just created is stock's either way: its default one, or the managed configuration's.
         string keyXml = string.Concat(repository.GetAllElements().Select(e => e.ToString()));
-        if (!keyXml.Contains("AES_256_CBC", StringComparison.Ordinal) || keyXml.Contains("CachedAes", StringComparison.Ordinal))
+        string expected = Keys == DataProtectionKeys.Default ? "AES_256_CBC" : "algorithm=\"Aes\"";
+        if (!keyXml.Contains(expected, StringComparison.Ordinal) || keyXml.Contains("CachedAes", StringComparison.Ordinal))
         {
-            throw new InvalidOperationException($"The key is not stock's default: {keyXml}");
+            throw new InvalidOperationException($"The key is not stock's {Keys} one: {keyXml}");
         }
     }
 
@@ -110,4 +130,14 @@ public class DataProtectionRoundTrip
             }
         }
     }
+}
+
+/// <summary>The configuration a <see cref="DataProtectionRoundTrip"/> key is made by.</summary>
+public enum DataProtectionKeys
+{
+    /// <summary>Data Protection's default (AES-256-CBC with HMACSHA256): its CNG encryptor on Windows, its managed one elsewhere.</summary>
+    Default,
+
+    /// <summary>A managed configuration naming <see cref="Aes"/> (256 bits, HMACSHA256): its managed encryptor everywhere.</summary>
+    ManagedAes,
 }

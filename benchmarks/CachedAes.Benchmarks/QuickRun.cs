@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.ComponentModel;
 using System.Diagnostics;
-using System.Globalization;
 using System.IO;
 using System.Linq;
 using System.Runtime.InteropServices;
@@ -18,16 +17,14 @@ namespace CachedCryptography.Benchmarks;
 /// The quick mode, the main job's default: the cases of <see cref="QuickSubsetAttribute"/> with the quick job, measured in
 /// process (no generated project is built) on .NET 10 here and on .NET 11.0.0 in a second process that runs the net11.0
 /// build of these sources (CachedAes.Benchmarks.Net11, built with this project) on artifacts/dotnet11, in process too.
-/// Each process prints BenchmarkDotNet's table; this one then prints both side by side: per case the mean on each
-/// runtime, the ratio to stock on the same runtime, and the bytes allocated.
+/// Each process prints BenchmarkDotNet's table and writes its exports; this one then prints both side by side, made
+/// of the two CSV exports' cells (<see cref="CsvExport"/>): per case the mean on each runtime, BenchmarkDotNet's ratio
+/// to stock on the same runtime, and the bytes allocated.
 /// </summary>
 internal static class QuickRun
 {
-    /// <summary>The option that makes a process the .NET 11 half: it writes its rows to the file named after it.</summary>
+    /// <summary>The option that makes a process the .NET 11 half: it writes the path of its CSV export to the file named after it.</summary>
     public const string ChildOption = "--quick-child";
-
-    /// <summary>One measured case: its class, method and parameters, mean time and allocation.</summary>
-    private sealed record Row(string Type, string Method, string Parameters, double MeanNs, long AllocatedBytes, bool Baseline);
 
     /// <summary>Runs the quick mode; <paramref name="rest"/> goes to BenchmarkSwitcher (for example <c>--artifacts</c>).</summary>
     public static int Run(Type[] types, List<string> rest, bool net11)
@@ -57,24 +54,26 @@ internal static class QuickRun
 
         IReadOnlyList<Summary> summaries = [.. BenchmarkSwitcher.FromTypes(types).Run([.. rest], config)];
         bool clean = ShortComparison.PrintAndSave(summaries);
-        List<Row> rows = [.. summaries.SelectMany(s => s.Reports).Where(r => r.ResultStatistics is not null).Select(ToRow)];
+        string? export = summaries.Select(CsvExport.FileOf).FirstOrDefault(path => path is not null);
         if (isChild)
         {
-            File.WriteAllLines(childOutput!, rows.Select(Format));
+            File.WriteAllText(childOutput!, export ?? string.Empty);
             return clean ? 0 : 1;
         }
 
-        List<Row>? net11Rows = null;
+        string? net11Export = null;
         if (net11)
         {
-            string file = Path.Combine(artifacts, "net11-rows.tsv");
+            string file = Path.Combine(artifacts, "net11-export.txt");
             int status = RunNet11Half(rest, artifacts, file);
-            net11Rows = status == 0 || File.Exists(file) ? [.. File.ReadAllLines(file).Select(Parse)] : null;
+            net11Export = File.Exists(file) && File.ReadAllText(file).Trim() is { Length: > 0 } path ? path : null;
             clean &= status == 0;
         }
 
-        PrintSideBySide(rows, net11Rows);
-        foreach (string line in FloorRowAttribute.DescribeLeftOut([.. rows.Select(r => r.Type).Distinct(StringComparer.Ordinal)]))
+        string[] parameters = [.. summaries.SelectMany(s => s.BenchmarksCases).SelectMany(c => c.Parameters.Items).Select(p => p.Name).Distinct(StringComparer.Ordinal)];
+        string[] classes = [.. summaries.SelectMany(s => s.BenchmarksCases).Select(c => c.Descriptor.Type.Name).Distinct(StringComparer.Ordinal)];
+        PrintSideBySide(parameters, classes.Length == 1 ? classes[0] : "-", export, net11 ? net11Export ?? string.Empty : null);
+        foreach (string line in FloorRowAttribute.DescribeLeftOut(classes))
         {
             Console.WriteLine(line);
         }
@@ -155,49 +154,43 @@ internal static class QuickRun
         return child.ExitCode;
     }
 
-    private static void PrintSideBySide(List<Row> net10, List<Row>? net11)
+    // Both halves' CSV exports, row by row (matched on class, method and parameters). An export of one class has no
+    // Type column: onlyClass names it. net11Export: null when there is no .NET 11 half, empty when it wrote no export.
+    private static void PrintSideBySide(string[] parameters, string onlyClass, string? net10Export, string? net11Export)
     {
-        Console.WriteLine();
-        Console.WriteLine("// * Quick comparison, both runtimes: mean per operation (ns), ratio to stock on the same runtime, bytes allocated *");
-        Console.WriteLine("| Case | Method | .NET 10 ns | vs stock | .NET 11 ns | vs stock | Allocated (10 / 11) |");
-        Console.WriteLine("|:---|:---|---:|---:|---:|---:|---:|");
-        Dictionary<string, Row> eleven = (net11 ?? []).ToDictionary(Key);
-        Dictionary<string, Row> stock10 = net10.Where(r => r.Baseline).ToDictionary(r => r.Type + "|" + r.Parameters);
-        Dictionary<string, Row> stock11 = (net11 ?? []).Where(r => r.Baseline).ToDictionary(r => r.Type + "|" + r.Parameters);
-        foreach (Row row in net10.OrderBy(r => r.Type, StringComparer.Ordinal).ThenBy(r => r.Parameters, StringComparer.Ordinal))
+        if (net10Export is null)
         {
-            eleven.TryGetValue(Key(row), out Row? other);
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"| {row.Type} {row.Parameters} | {row.Method} | {row.MeanNs:N1} | {Ratio(row, stock10)} | {(other is null ? "-" : other.MeanNs.ToString("N1", CultureInfo.InvariantCulture))} | {(other is null ? "-" : Ratio(other, stock11))} | {row.AllocatedBytes} B / {(other is null ? "-" : other.AllocatedBytes + " B")} |"));
+            Console.WriteLine("// No CSV export of the .NET 10 half: no side-by-side table.");
+            return;
+        }
+
+        Dictionary<string, Dictionary<string, string>> eleven = net11Export is { Length: > 0 }
+            ? CsvExport.Read(net11Export).Rows.GroupBy(r => Key(r, parameters), StringComparer.Ordinal).ToDictionary(g => g.Key, g => g.First(), StringComparer.Ordinal)
+            : [];
+        Console.WriteLine();
+        Console.WriteLine("// * Quick comparison, both runtimes: BenchmarkDotNet's mean per operation, ratio to stock on the same runtime and bytes allocated, from each half's CSV export *");
+        Console.WriteLine("// .NET 10: " + net10Export);
+        Console.WriteLine("// .NET 11: " + (net11Export is null ? "not run (--no-net11)" : net11Export.Length == 0 ? "no export (see above)" : net11Export));
+        Console.WriteLine("| Case | Method | .NET 10 ns | vs stock | .NET 11 ns | vs stock | Allocated B (10 / 11) |");
+        Console.WriteLine("|:---|:---|---:|---:|---:|---:|---:|");
+        foreach (Dictionary<string, string> row in CsvExport.Read(net10Export).Rows)
+        {
+            Dictionary<string, string>? other = eleven.GetValueOrDefault(Key(row, parameters));
+            Console.WriteLine(
+                $"| {(Cell(row, "Type") is "-" ? onlyClass : row["Type"])} {ParameterText(row, parameters)} | {Cell(row, "Method")} | {Cell(row, "Mean [ns]")} | {Cell(row, "Ratio")} " +
+                $"| {Cell(other, "Mean [ns]")} | {Cell(other, "Ratio")} | {Cell(row, "Allocated [B]")} / {Cell(other, "Allocated [B]")} |");
         }
     }
 
-    private static string Ratio(Row row, Dictionary<string, Row> stock) =>
-        row.Baseline ? "baseline"
-        : stock.TryGetValue(row.Type + "|" + row.Parameters, out Row? baseline) && row.MeanNs > 0
-            ? baseline.MeanNs >= row.MeanNs
-                ? string.Create(CultureInfo.InvariantCulture, $"{baseline.MeanNs / row.MeanNs:0.00}x faster")
-                : string.Create(CultureInfo.InvariantCulture, $"{row.MeanNs / baseline.MeanNs:0.00}x slower")
-            : "-";
+    private static string Key(Dictionary<string, string> row, string[] parameters) =>
+        Cell(row, "Type") + "|" + Cell(row, "Method") + "|" + ParameterText(row, parameters);
 
-    private static string Key(Row row) => row.Type + "|" + row.Method + "|" + row.Parameters;
+    // The case's parameters as BenchmarkDotNet exported them; a joined export shows "?" for another class's parameter.
+    private static string ParameterText(Dictionary<string, string> row, string[] parameters) =>
+        string.Join(", ", parameters.Where(p => row.TryGetValue(p, out string? value) && value is not ("?" or "")).Select(p => $"{p}={row[p]}"));
 
-    private static Row ToRow(BenchmarkReport report) => new(
-        report.BenchmarkCase.Descriptor.Type.Name,
-        report.BenchmarkCase.Descriptor.WorkloadMethod.Name,
-        report.BenchmarkCase.Parameters.DisplayInfo,
-        report.ResultStatistics!.Mean,
-        report.GcStats.GetBytesAllocatedPerOperation(report.BenchmarkCase) ?? 0,
-        report.BenchmarkCase.Descriptor.Baseline);
-
-    private static string Format(Row row) => string.Join('\t', row.Type, row.Method, row.Parameters,
-        row.MeanNs.ToString("R", CultureInfo.InvariantCulture), row.AllocatedBytes.ToString(CultureInfo.InvariantCulture), row.Baseline ? "baseline" : "");
-
-    private static Row Parse(string line)
-    {
-        string[] f = line.Split('\t');
-        return new Row(f[0], f[1], f[2], double.Parse(f[3], CultureInfo.InvariantCulture), long.Parse(f[4], CultureInfo.InvariantCulture), f[5] == "baseline");
-    }
+    private static string Cell(Dictionary<string, string>? row, string column) =>
+        row is not null && row.TryGetValue(column, out string? value) && value.Length > 0 ? value : "-";
 
     private static string? TakeValue(List<string> args, string option)
     {

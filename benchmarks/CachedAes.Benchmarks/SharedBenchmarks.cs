@@ -15,10 +15,10 @@ namespace CachedCryptography.Benchmarks;
 /// scale perfectly it is half the one-thread Mean. Each thread has its own input and destination buffers.
 /// Every method's global setup first runs a contended check (each thread 20,000 calls, started together, every
 /// output compared with stock's). A CachedAes method fails the benchmark, with the counts, if any call threw or returned
-/// wrong bytes. A stock method is measured anyway and its counts are reported (<see cref="ExceptionCount"/> lines in
-/// the log, which the short comparison and the report collect): stock .NET 11 throws on an instance used by two
-/// threads at once, so <see cref="SharedStock"/> counts the <see cref="CryptographicException"/>s of its measured calls
-/// too, and its time per call includes them.
+/// wrong bytes. A stock method is measured anyway and its counts are the columns <c>Check threw</c> and
+/// <c>Check wrong</c> (<see cref="SetupCheckColumn"/>): stock .NET 11 throws on an instance used by two threads at once,
+/// so <see cref="SharedStock"/> catches the <see cref="CryptographicException"/>s of its measured calls, which
+/// BenchmarkDotNet's <c>Exceptions</c> column counts per call, and its time per call includes them.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByParams)]
@@ -38,8 +38,6 @@ public class EcbCbcShared
     private Aes? _shared;
     private ThreadLocal<Aes>? _perThread;
     private Action<int>? _body;
-    private long _invocations;
-    private long _exceptions;
 
     /// <summary>ECB or CBC encrypt of 16 B (a 32 B, two-block operation with PKCS7).</summary>
     [Params(CipherOperation.EncryptEcb, CipherOperation.EncryptCbc)]
@@ -69,16 +67,10 @@ public class EcbCbcShared
     [GlobalSetup(Target = nameof(NewStockPerCall))]
     public void SetupNewStockPerCall() => Setup(nameof(NewStockPerCall));
 
-    /// <summary>Reports the measured calls' exceptions, stops the workers and disposes the instances.</summary>
+    /// <summary>Stops the workers and disposes the instances.</summary>
     [GlobalCleanup]
     public void Cleanup()
     {
-        if (_invocations > 0)
-        {
-            ExceptionCount.Report(nameof(EcbCbcShared), Method, $"Operation={Operation}&Threads={Threads}", "benchmark",
-                _invocations * OperationsPerInvoke, Interlocked.Read(ref _exceptions), wrong: null, first: null);
-        }
-
         _crew?.Dispose();
         _shared?.Dispose();
         if (_perThread is not null)
@@ -94,7 +86,7 @@ public class EcbCbcShared
 
     /// <summary>
     /// One stock <c>Aes.Create()</c> instance shared by every thread, no lock (baseline). Stock .NET 10 allows it;
-    /// stock .NET 11 throws on overlapping calls, which are counted (<see cref="ExceptionCount"/>), not rethrown.
+    /// stock .NET 11 throws on overlapping calls, which are caught (BenchmarkDotNet's <c>Exceptions</c> column counts them).
     /// </summary>
     [Benchmark(Baseline = true, OperationsPerInvoke = OperationsPerInvoke)]
     public void SharedStock() => RunRound();
@@ -115,14 +107,7 @@ public class EcbCbcShared
     [Benchmark(OperationsPerInvoke = OperationsPerInvoke)]
     public void NewStockPerCall() => RunRound();
 
-    // The method being measured in this process (each process measures one), for the exception report.
-    private string Method { get; set; } = string.Empty;
-
-    private void RunRound()
-    {
-        _invocations++;
-        _crew!.Run(_body!);
-    }
+    private void RunRound() => _crew!.Run(_body!);
 
     private void Setup(string method)
     {
@@ -142,7 +127,6 @@ public class EcbCbcShared
             _spacers[i] = new byte[128];
         }
 
-        Method = method;
         Func<int, Aes> instance = CreateInstanceSource(method);
         _crew = new ThreadCrew(Threads);
         Check(method, instance);
@@ -161,7 +145,7 @@ public class EcbCbcShared
                     }
                     catch (CryptographicException)
                     {
-                        Interlocked.Increment(ref _exceptions);
+                        // Stock .NET 11 on overlapping calls: counted by BenchmarkDotNet's exception diagnoser.
                     }
                 }
             }
@@ -278,8 +262,8 @@ public class EcbCbcShared
             }
         });
 
-        ExceptionCount.Report(nameof(EcbCbcShared), method, $"Operation={Operation}&Threads={Threads}", "check",
-            Threads * CheckCallsPerThread, threw, wrong, firstException);
+        SetupCheck.Report(nameof(EcbCbcShared), method, [(nameof(Operation), Operation), (nameof(Threads), Threads)],
+            Threads * CheckCallsPerThread, threw, wrong);
         bool stock = method is nameof(SharedStock) or nameof(ThreadLocalStock) or nameof(NewStockPerCall);
         if ((threw != 0 || wrong != 0) && !stock)
         {
@@ -428,22 +412,6 @@ internal sealed class ThreadCrew : IDisposable
             Interlocked.Decrement(ref _running);
         }
     }
-}
-
-/// <summary>
-/// Exceptions counted by a benchmark that measures calls which may throw (stock .NET 11 on a shared instance): one line
-/// per count in the benchmark process's output, which BenchmarkDotNet copies into its log; the short comparison and
-/// scripts/benchmark_report.py collect them. Format: <c>ExceptionCount: key=value;key=value...</c>.
-/// </summary>
-internal static class ExceptionCount
-{
-    public const string Marker = "ExceptionCount:";
-
-    public static void Report(string type, string method, string parameters, string phase, long calls, long exceptions, long? wrong, string? first) =>
-        Console.WriteLine(
-            $"{Marker} type={type};method={method};params={parameters};runtime={Environment.Version};phase={phase};" +
-            $"calls={calls};exceptions={exceptions}" + (wrong is null ? string.Empty : $";wrong={wrong}") +
-            (first is null ? string.Empty : $";first={first.Replace(';', ',').ReplaceLineEndings(" ")}"));
 }
 
 /// <summary>The marker that starts every failure message of the suite's own checks (the short comparison quotes them).</summary>

@@ -11,10 +11,11 @@ namespace CachedCryptography.Benchmarks;
 
 /// <summary>
 /// The last thing a run prints: BenchmarkDotNet's own joined summary table again, narrowed to the columns that
-/// answer "how much faster, and does it allocate" (Mean, Ratio as a trend, Allocated), followed by the checks
-/// a reader would otherwise have to dig out of the log: rows without a result (with the reason the benchmark's
-/// own check gave), CachedAes steady-state rows that allocated, and the exceptions the shared-instance benchmarks
-/// counted (stock .NET 11 throws on a shared instance; that is reported, not a failure).
+/// answer "how much faster, does it allocate, does it throw" (Mean, Ratio as a trend, Allocated, Exceptions, and the
+/// setup check's counts where a class has one: <see cref="SetupCheckColumn"/>), followed by the checks a reader would
+/// otherwise have to dig out of the log: rows without a result (with the reason the benchmark's own check gave) and
+/// CachedAes steady-state rows that allocated. Stock .NET 11's exceptions on a shared instance are in the table, not a
+/// failure.
 /// </summary>
 internal static class ShortComparison
 {
@@ -113,7 +114,6 @@ internal static class ShortComparison
             logger.WriteLineInfo("// Every case has a result; no CachedAes steady-state case allocated.");
         }
 
-        PrintExceptionCounts(summary.LogFilePath, logger);
         return clean;
     }
 
@@ -128,47 +128,6 @@ internal static class ShortComparison
     private static string Describe(BenchmarkReport report) =>
         $"{report.BenchmarkCase.Descriptor.Type.Name}.{report.BenchmarkCase.Descriptor.WorkloadMethod.Name} " +
         $"({report.BenchmarkCase.Parameters.DisplayInfo})";
-
-    // ExceptionCount lines (SharedBenchmarks.cs) with exceptions, one per benchmark process; or a line saying none threw.
-    private static void PrintExceptionCounts(string logFilePath, ILogger logger)
-    {
-        if (string.IsNullOrEmpty(logFilePath) || !File.Exists(logFilePath))
-        {
-            return;
-        }
-
-        List<string> counts =
-        [
-            .. File.ReadLines(logFilePath)
-                .Select(line => line.IndexOf(ExceptionCount.Marker, StringComparison.Ordinal) is int at and >= 0 ? line[at..] : null)
-                .OfType<string>()
-                .Distinct(),
-        ];
-        if (counts.Count == 0)
-        {
-            return;
-        }
-
-        List<string> threw = [.. counts.Where(line => Field(line, "exceptions") is not (null or "0") || Field(line, "wrong") is not (null or "0"))];
-        logger.WriteLineInfo($"// Exceptions counted by the shared-instance benchmarks: {counts.Count} counts, {threw.Count} with exceptions.");
-        foreach (string line in threw)
-        {
-            logger.WriteLineInfo("  " + line);
-        }
-    }
-
-    private static string? Field(string line, string name)
-    {
-        int at = line.IndexOf($";{name}=", StringComparison.Ordinal);
-        if (at < 0)
-        {
-            return null;
-        }
-
-        string rest = line[(at + name.Length + 2)..];
-        int end = rest.IndexOf(';', StringComparison.Ordinal);
-        return end < 0 ? rest : rest[..end];
-    }
 
     // The benchmark processes write their failures to the log; the suite's own checks start with a marker.
     private static List<string> FailureReasons(string logFilePath)

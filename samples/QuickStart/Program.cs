@@ -59,7 +59,8 @@ if (args is ["--watch", string seconds])
         {
             aes.GenerateKey();                            // re-keys the cached handles in place
 
-            // Dropped, not disposed: its handle is freed by the finalizer (cachedaes.handles.finalized). Don't do this.
+            // Dropped, not disposed. Don't do this: after the collection that finds it unreachable, a sweep on the thread
+            // pool zeroes its key and gives back its handle (cachedaes.handles.finalized counts it; CachedAes has no finalizer).
             CachedAes.Create().EncryptEcb(message, PaddingMode.PKCS7);
         }
 

@@ -12,19 +12,22 @@ namespace CachedCryptography.DataProtection;
 
 /// <summary>
 /// The authenticated-encryptor factory <c>UseCachedAes()</c> puts first in Data Protection's list: for a key whose
-/// algorithms are AES-CBC with an HMAC it builds Data Protection's own managed encryptor with <see cref="CachedAes"/> as
-/// its AES, in memory; for any other key it returns null and Data Protection's own factories decide. The key, and what
-/// Data Protection writes for new keys, stay as stock's.
+/// algorithms are AES-CBC with an HMAC and that Data Protection would run on its managed encryptor, it builds that managed
+/// encryptor with <see cref="CachedAes"/> as its AES, in memory; for any other key it returns null and Data Protection's
+/// own factories decide. The key, and what Data Protection writes for new keys, stay as stock's.
 /// </summary>
 /// <remarks>
 /// <para>
 /// Which keys: a key of Data Protection's default configuration (<see cref="AuthenticatedEncryptorDescriptor"/> with
-/// <c>AES_128_CBC</c>, <c>AES_192_CBC</c> or <c>AES_256_CBC</c> and <c>HMACSHA256</c> or <c>HMACSHA512</c>: what
-/// Data Protection runs on its managed encryptor over <see cref="Aes"/> on Linux and macOS, and on its CNG encryptor on
-/// Windows), and a key of a managed configuration (<see cref="ManagedAuthenticatedEncryptorDescriptor"/>) whose
-/// encryption algorithm is <c>Aes</c>, or CachedAes itself (keys written by the package's first releases), with a key
-/// length of 128, 192 or 256 bits and <c>HMACSHA1</c>, <c>HMACSHA256</c>, <c>HMACSHA384</c> or <c>HMACSHA512</c>.
-/// AES-GCM, CNG configurations of one's own and anything else are left to Data Protection.
+/// <c>AES_128_CBC</c>, <c>AES_192_CBC</c> or <c>AES_256_CBC</c> and <c>HMACSHA256</c> or <c>HMACSHA512</c>) where Data
+/// Protection runs such keys on its managed encryptor over <see cref="Aes"/>, which is everywhere but Windows; and a key
+/// of a managed configuration (<see cref="ManagedAuthenticatedEncryptorDescriptor"/>) whose encryption algorithm is
+/// <c>Aes</c>, or CachedAes itself (keys written by the package's first releases), with a key length of 128, 192 or 256
+/// bits and <c>HMACSHA1</c>, <c>HMACSHA256</c>, <c>HMACSHA384</c> or <c>HMACSHA512</c>, on every OS. On Windows, Data
+/// Protection runs its default configuration's keys on its CNG encryptor (key derivation, HMAC and AES-CBC in direct
+/// <c>bcrypt.dll</c> calls), which the managed encryptor over CachedAes does not beat (measured under Wine:
+/// docs/integrations.md, "Windows"), so those keys are left to it. AES-GCM, CNG configurations of one's own and
+/// anything else are left to Data Protection.
 /// </para>
 /// <para>
 /// How: the descriptor's public <see cref="IAuthenticatedEncryptorDescriptor.ExportToXml"/> gives the algorithms and the
@@ -38,19 +41,38 @@ namespace CachedCryptography.DataProtection;
 internal sealed class CachedAesAuthenticatedEncryptorFactory : IAuthenticatedEncryptorFactory
 {
     private readonly ManagedAuthenticatedEncryptorFactory _managed;
+    private readonly bool _defaultKeysRunOnCng;
 
     /// <summary>Creates the factory; <paramref name="loggerFactory"/> is handed to Data Protection's managed factory.</summary>
-    public CachedAesAuthenticatedEncryptorFactory(ILoggerFactory loggerFactory) =>
-        _managed = new ManagedAuthenticatedEncryptorFactory(loggerFactory);
+    /// <remarks>On Windows it leaves the default configuration's keys to Data Protection's CNG encryptor.</remarks>
+    public CachedAesAuthenticatedEncryptorFactory(ILoggerFactory loggerFactory)
+        : this(loggerFactory, defaultKeysRunOnCng: OperatingSystem.IsWindows())
+    {
+    }
 
-    /// <summary>The managed encryptor over CachedAes for an AES-CBC + HMAC key; null for any other key.</summary>
+    /// <summary>
+    /// Creates the factory, saying whether Data Protection runs its default configuration's keys on its CNG encryptor here
+    /// (it does on Windows, where its own factory finds <c>bcrypt.dll</c>); then such keys are left to it. The tests pass
+    /// either value on any OS.
+    /// </summary>
+    internal CachedAesAuthenticatedEncryptorFactory(ILoggerFactory loggerFactory, bool defaultKeysRunOnCng)
+    {
+        _managed = new ManagedAuthenticatedEncryptorFactory(loggerFactory);
+        _defaultKeysRunOnCng = defaultKeysRunOnCng;
+    }
+
+    /// <summary>
+    /// The managed encryptor over CachedAes for an AES-CBC + HMAC key that Data Protection runs on its managed encryptor;
+    /// null for any other key (on Windows, the default configuration's keys included).
+    /// </summary>
     /// <param name="key">The key Data Protection asks about.</param>
     /// <returns>The encryptor, or null to let the next factory decide.</returns>
     public IAuthenticatedEncryptor? CreateEncryptorInstance(IKey key)
     {
         ArgumentNullException.ThrowIfNull(key);
         IAuthenticatedEncryptorDescriptor descriptor = key.Descriptor;
-        if (descriptor is not (AuthenticatedEncryptorDescriptor or ManagedAuthenticatedEncryptorDescriptor))
+        if (descriptor is not (AuthenticatedEncryptorDescriptor or ManagedAuthenticatedEncryptorDescriptor)
+            || (descriptor is AuthenticatedEncryptorDescriptor && _defaultKeysRunOnCng))
         {
             return null;
         }

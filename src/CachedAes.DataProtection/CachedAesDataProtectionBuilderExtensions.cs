@@ -16,8 +16,9 @@ public static class CachedAesDataProtectionBuilderExtensions
 {
     /// <summary>
     /// Makes Data Protection run its AES on <see cref="CachedAes"/> for every key whose algorithms are AES-CBC with an
-    /// HMAC, existing keys included, from the first payload, without writing anything that names CachedAes into the key
-    /// ring.
+    /// HMAC and that it runs on its managed encryptor (on Windows, the keys of its default configuration stay on its CNG
+    /// encryptor), existing keys included, from the first payload, without writing anything that names CachedAes into the
+    /// key ring.
     /// </summary>
     /// <param name="builder">The builder from <c>services.AddDataProtection()</c>.</param>
     /// <returns><paramref name="builder"/>, for chaining.</returns>
@@ -25,11 +26,11 @@ public static class CachedAesDataProtectionBuilderExtensions
     /// <remarks>
     /// <para>
     /// It puts an authenticated-encryptor factory first in <see cref="KeyManagementOptions.AuthenticatedEncryptorFactories"/>.
-    /// For a key of Data Protection's default algorithms (AES-256-CBC with HMACSHA256, or another AES-CBC key size and
-    /// HMACSHA256 or HMACSHA512 set with <c>UseCryptographicAlgorithms</c>), or of a managed configuration naming
-    /// <see cref="Aes"/>, that factory builds Data Protection's own managed encryptor with CachedAes as its AES, in
-    /// memory. Other keys (AES-GCM, CNG configurations of one's own) keep Data Protection's encryptors. Calling it twice
-    /// changes nothing.
+    /// For a key of a managed configuration naming <see cref="Aes"/>, and, on every OS but Windows, for a key of Data
+    /// Protection's default algorithms (AES-256-CBC with HMACSHA256, or another AES-CBC key size and HMACSHA256 or
+    /// HMACSHA512 set with <c>UseCryptographicAlgorithms</c>), that factory builds Data Protection's own managed encryptor
+    /// with CachedAes as its AES, in memory. Other keys (AES-GCM, CNG configurations of one's own, and on Windows the
+    /// default algorithms' keys) keep Data Protection's encryptors. Calling it twice changes nothing.
     /// </para>
     /// <para>
     /// The key ring is stock's: new keys are made by Data Protection's configuration as if this call were not there, so an
@@ -42,9 +43,10 @@ public static class CachedAesDataProtectionBuilderExtensions
     /// they are read: docs/integrations.md in the repository says how to move off them.
     /// </para>
     /// <para>
-    /// On Windows, where Data Protection's default keys run on its CNG encryptor (key derivation, HMAC and AES-CBC in
-    /// <c>bcrypt.dll</c>), such keys run on the managed encryptor over CachedAes instead (HMAC and key derivation through
-    /// .NET's own classes, AES through CachedAes, all in <c>bcrypt.dll</c>); the payloads are the same.
+    /// On Windows, Data Protection runs its default algorithms' keys on its CNG encryptor (key derivation, HMAC and
+    /// AES-CBC in direct <c>bcrypt.dll</c> calls), and this call leaves them there: the managed encryptor over CachedAes
+    /// did not beat it (measured under Wine; docs/integrations.md in the repository has the figures). There it changes
+    /// only keys of a managed configuration naming <see cref="Aes"/>.
     /// </para>
     /// </remarks>
     public static IDataProtectionBuilder UseCachedAes(this IDataProtectionBuilder builder)

@@ -7,7 +7,7 @@ using CachedCryptography.Seam;
 namespace CachedCryptography.Backends;
 
 /// <summary>
-/// A 16-byte block that a handle writes on every call (a CBC chaining block, an IV copy a native call overwrites), with
+/// A 16-byte block that a handle writes on every call (OpenSSL's CBC chaining block), with
 /// 64 bytes of padding on each side, so that no cache line holding it holds anything else. Two handles made one after
 /// another sit side by side in memory, and handles are cached and pooled: two threads can later use them at once, and if
 /// both blocks shared a line, every call would take the line from the other core (the same effect, measured on an

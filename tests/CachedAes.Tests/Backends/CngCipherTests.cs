@@ -102,7 +102,52 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [InlineData(false, false)]
     [InlineData(true, true)]
     [InlineData(true, false)]
-    public void A_rekey_destroys_the_key_and_makes_the_new_one_in_the_same_key_object(bool cbc, bool encrypting)
+    public void A_new_handles_key_is_made_in_an_object_cng_allocates(bool cbc, bool encrypting)
+    {
+        // Most handles are keyed once (a new instance per message): no buffer of the library's own for them, as stock
+        // passes none. The backend knows the object length, so a buffer could have been made.
+        Assert.Equal(SimulatedBCryptApi.AesObjectLength, ((CngBackend)_backend).CbcKeyObjectLength);
+        BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
+        byte[] key = Stock.Bytes(16, 53);
+        BlockCipher handle = Make(mode, encrypting, key);
+        byte[] iv = cbc ? Stock.Bytes(16, 54) : [];
+        byte[] plaintext = Stock.Bytes(32, 55);
+        byte[] output = new byte[plaintext.Length];
+        Assert.True(handle.TryTransform(iv, plaintext, output));
+        Assert.Equal(cbc ? Stock.Cbc(key, iv, plaintext, encrypting) : Stock.Ecb(key, plaintext, encrypting), output);
+        handle.Release();
+
+        Assert.Equal([0], _api.KeyObjectLengths);
+        Assert.Equal([(nint)0], _api.KeyObjectAddresses);
+        AssertClean();
+    }
+
+    [Fact]
+    public void A_new_instance_per_message_makes_every_key_in_an_object_cng_allocates()
+    {
+        byte[] plaintext = Stock.Bytes(16, 64);
+        for (int i = 0; i < 4; i++)
+        {
+            byte[] key = Stock.Bytes(32, 56 + i);
+            byte[] iv = Stock.Bytes(16, 60 + i);
+            using Aes stock = Aes.Create();
+            stock.Key = key;
+            using var aes = new CachedAes(_backend);
+            aes.Key = key;
+            Assert.Equal(stock.EncryptCbc(plaintext, iv), aes.EncryptCbc(plaintext, iv));
+        }
+
+        Assert.Equal(4, _api.KeyObjectLengths.Count);
+        Assert.All(_api.KeyObjectLengths, length => Assert.Equal(0, length));
+        AssertClean();
+    }
+
+    [Theory]
+    [InlineData(false, true)]
+    [InlineData(false, false)]
+    [InlineData(true, true)]
+    [InlineData(true, false)]
+    public void A_rekey_makes_the_new_key_in_a_buffer_of_the_handles_own_and_reuses_it(bool cbc, bool encrypting)
     {
         BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
         byte[] first = Stock.Bytes(32, 40);
@@ -120,10 +165,13 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
             Assert.Equal(expected, output);
         }
 
-        // Four keys made, each in a key object of its own size, one live at a time in the same buffer (the layer
-        // records a violation if a key is made in a buffer a live key still uses); the old ones destroyed.
-        Assert.Equal(4, _api.KeyObjectLengths.Count);
-        Assert.All(_api.KeyObjectLengths, length => Assert.Equal(SimulatedBCryptApi.AesObjectLength, length));
+        // Four keys made: the first in an object CNG allocated, each later one in the buffer the first key change made, one
+        // live at a time (the layer records a violation if a key is made in a buffer a live key still uses); the old ones
+        // destroyed.
+        Assert.Equal([0, SimulatedBCryptApi.AesObjectLength, SimulatedBCryptApi.AesObjectLength, SimulatedBCryptApi.AesObjectLength], _api.KeyObjectLengths);
+        Assert.Equal(0, _api.KeyObjectAddresses[0]);
+        Assert.NotEqual(0, _api.KeyObjectAddresses[1]);
+        Assert.All(_api.KeyObjectAddresses.GetRange(1, 3), address => Assert.Equal(_api.KeyObjectAddresses[1], address));
         Assert.Equal(1, _api.LiveKeys);
         handle.Release();
         AssertClean();
@@ -145,14 +193,24 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     /// <summary>
     /// CNG may keep using a key object until the key made in it is destroyed, so when <c>BCryptDestroyKey</c> fails the
     /// buffer must be left alone: not freed, zeroed or reused (the layer audits every live key's buffer). The key stays
-    /// with CNG, counted live.
+    /// with CNG, counted live. A key that was never re-keyed lives in an object CNG allocated: nothing of the handle's own
+    /// is left behind.
     /// </summary>
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public void A_failed_destroy_on_release_leaves_the_key_object_to_cng(bool cbc)
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    [InlineData(false, true)]
+    [InlineData(true, true)]
+    public void A_failed_destroy_on_release_leaves_the_key_object_to_cng(bool cbc, bool rekeyed)
     {
         BlockCipher handle = Make(cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb, true, Stock.Bytes(32, 50));
+        if (rekeyed)
+        {
+            Assert.True(handle.TryRekey(Stock.Bytes(32, 57)));
+            Assert.NotEqual(0, _api.KeyObjectAddresses[^1]);
+        }
+
+        _api.ForgetCalls();
         _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
 
         handle.Release();
@@ -166,6 +224,8 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     public void A_failed_destroy_during_a_rekey_makes_no_key_in_the_buffer_and_never_frees_it()
     {
         BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 51));
+        Assert.True(handle.TryRekey(Stock.Bytes(16, 58)));
+        _api.ForgetCalls();
         _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
 
         Assert.False(handle.TryRekey(Stock.Bytes(16, 52)));
@@ -175,9 +235,26 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
 
         Assert.Empty(_api.Violations);
         Assert.Contains("BCryptDestroyKey failed with NTSTATUS 0xC0000008", failure, StringComparison.Ordinal);
-        Assert.Single(_api.KeyObjectLengths);
+        Assert.Empty(_api.KeyObjectLengths);
         Assert.Equal(1, _api.LiveKeys);
         Assert.Single(_api.Calls, c => c == "BCryptDestroyKey");
+    }
+
+    [Fact]
+    public void A_failed_destroy_of_a_first_key_during_a_rekey_makes_no_buffer()
+    {
+        var key = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength);
+        Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, Stock.Bytes(16, 59), key));
+        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+
+        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_HANDLE, key.Rekey(EcbAlg, Stock.Bytes(16, 60), out string failedCall));
+
+        Assert.Equal("BCryptDestroyKey", failedCall);
+        Assert.Equal(0, key.KeyObject);
+        Assert.False(key.KeyObjectAbandoned);
+        key.Dispose();
+        Assert.Empty(_api.Violations);
+        Assert.Equal(1, _api.LiveKeys);
     }
 
     // The audit itself must catch a live key's buffer overwritten (a freed one shows as its owner's pointer gone: the
@@ -187,6 +264,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     {
         using var overwritten = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], overwritten));
+        Assert.Equal(0, overwritten.Rekey(EcbAlg, new byte[16], out _));
         unsafe
         {
             new Span<byte>((void*)overwritten.KeyObject, SimulatedBCryptApi.AesObjectLength).Clear();
@@ -214,7 +292,9 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     public void A_key_object_smaller_than_the_object_length_is_refused()
     {
         using var handle = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength - 1);
-        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
+        Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
+        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, handle.Rekey(EcbAlg, new byte[16], out string failedCall));
+        Assert.Equal("BCryptGenerateSymmetricKey", failedCall);
     }
 
     // The simulated layer itself must follow CNG's documented behaviour, or the contract tests prove little.

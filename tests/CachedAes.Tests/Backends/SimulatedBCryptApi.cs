@@ -70,6 +70,9 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
     /// <summary>For every key made: the size of the caller's key object buffer (0 = NULL, CNG allocates it).</summary>
     public List<int> KeyObjectLengths { get; } = [];
 
+    /// <summary>For every key made: the address of the caller's key object buffer (0 = NULL, CNG allocates it).</summary>
+    public List<nint> KeyObjectAddresses { get; } = [];
+
     /// <summary>Keys created and not yet destroyed: the layer's handles (providers are counted apart).</summary>
     public int LiveKeys => LiveHandles;
 
@@ -86,6 +89,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
             CipherCalls.Clear();
             ChainingModesSet.Clear();
             KeyObjectLengths.Clear();
+            KeyObjectAddresses.Clear();
         }
     }
 
@@ -213,6 +217,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         {
             KeyAlgorithms.Add(algorithm);
             KeyObjectLengths.Add(key.KeyObjectLength);
+            KeyObjectAddresses.Add(key.KeyObject);
             RecordKeyAddress(secret);
 
             if (Enter("BCryptGenerateSymmetricKey") is int injected)

@@ -1,17 +1,24 @@
 using System;
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 
 namespace CachedCryptography.Backends.Cng;
 
 /// <summary>
-/// Owns one CNG key handle (<c>BCRYPT_KEY_HANDLE</c>) and, when it has one, the key object buffer the key lives in:
-/// <see cref="Dispose"/> calls <c>BCryptDestroyKey</c>, then zeroes and frees the buffer. With a buffer of its own, a
-/// key can be replaced in place (<see cref="Rekey"/>): the old key is destroyed and the new one made in the same memory,
-/// so CNG allocates nothing for it.
+/// Owns one CNG key handle (<c>BCRYPT_KEY_HANDLE</c>) and, once it has one, the key object buffer the key lives in:
+/// <see cref="Dispose"/> calls <c>BCryptDestroyKey</c>, then zeroes and frees the buffer. A key's first keying passes
+/// no buffer (NULL and 0: CNG allocates the key object and frees it with the key), as stock .NET does; only a key change
+/// (<see cref="Rekey"/>) makes the new key in a buffer of this object's own, allocated at the first key change and kept
+/// for the later ones, so that from then on CNG allocates nothing for a key.
 /// </summary>
 /// <remarks>
+/// <para><b>Why not a buffer from the start.</b> Most handles are keyed once: a new instance per message makes one key,
+/// one call, and gives the handle back. A buffer of its own would cost such a handle an allocation, a zeroing and a free
+/// that CNG's own allocation of the key object does not save (measured under Wine: docs/benchmarks-per-message.md, "The
+/// CNG backend under Wine"). A handle that is re-keyed is one that lives on, and the buffer pays for itself from its
+/// second key change.</para>
 /// <para><b>No finalizer.</b> A plain object, like an OpenSSL context: its one owner frees it, a <see cref="CngCipher"/>
 /// that is itself owned by a key epoch's slot, by the call that leased it, or, while it is made or tested, by the code
 /// that made it (which disposes it on every path). When an epoch is dropped without being released, the sweep of dropped
@@ -21,34 +28,40 @@ namespace CachedCryptography.Backends.Cng;
 /// reused").</para>
 /// <para>The key object buffer may be freed only after the key made in it is destroyed (Microsoft Learn,
 /// <c>BCryptGenerateSymmetricKey</c>, <c>pbKeyObject</c>): CNG keeps the key's state there. So when
-/// <c>BCryptDestroyKey</c> fails, the buffer is abandoned: never freed, zeroed or reused, a leak of one buffer rather
-/// than memory CNG may still write into handed back to the allocator (docs/design.md, "Platform contracts").</para>
+/// <c>BCryptDestroyKey</c> fails on a key made in the buffer, the buffer is abandoned: never freed, zeroed or reused, a
+/// leak of one buffer rather than memory CNG may still write into handed back to the allocator (docs/design.md,
+/// "Platform contracts"). A key whose object CNG allocated leaves nothing of this object's own behind when its destroy
+/// fails.</para>
 /// </remarks>
 internal sealed unsafe class BCryptKey : IDisposable
 {
     private readonly IBCryptApi _api;
+    private readonly int _rekeyObjectLength;
     private nint _handle;
     private void* _keyObject;
+    private int _keyObjectLength;
     private bool _keyObjectAbandoned;
     private bool _disposed;
 
     /// <param name="api">The native layer that destroys the key.</param>
-    /// <param name="keyObjectLength">The size of the key object buffer to own (<c>BCRYPT_OBJECT_LENGTH</c>), or 0 to let CNG allocate the key object.</param>
-    public BCryptKey(IBCryptApi api, int keyObjectLength = 0)
+    /// <param name="rekeyObjectLength">
+    /// The size of the key object buffer that a key change makes the new key in (<c>BCRYPT_OBJECT_LENGTH</c>), allocated at
+    /// the first <see cref="Rekey"/>; 0 to let CNG allocate every key object. Nothing is allocated here.
+    /// </param>
+    public BCryptKey(IBCryptApi api, int rekeyObjectLength = 0)
     {
         _api = api;
-        if (keyObjectLength > 0)
-        {
-            _keyObject = NativeMemory.AllocZeroed((nuint)keyObjectLength);
-            KeyObjectLength = keyObjectLength;
-        }
+        _rekeyObjectLength = rekeyObjectLength;
     }
 
-    /// <summary>The key object buffer the key is made in, or null when CNG allocates it (or once it was freed).</summary>
+    /// <summary>
+    /// The key object buffer the next key is made in, or null when CNG allocates it (before the first key change, without
+    /// an object length, or once the buffer was freed).
+    /// </summary>
     internal IntPtr KeyObject => (IntPtr)_keyObject;
 
     /// <summary>The size of <see cref="KeyObject"/> (0 when there is none).</summary>
-    internal int KeyObjectLength { get; }
+    internal int KeyObjectLength => _keyObjectLength;
 
     /// <summary>
     /// True once <c>BCryptDestroyKey</c> failed on a key made in <see cref="KeyObject"/>: the buffer is left to CNG for
@@ -75,10 +88,11 @@ internal sealed unsafe class BCryptKey : IDisposable
     }
 
     /// <summary>
-    /// Destroys the key and makes one from <paramref name="secret"/> on <paramref name="algorithm"/> in its place (in the
-    /// same key object buffer, if it has one). The caller is the key's only user. Returns the failing call's status and
-    /// name; the key then holds nothing, and only <see cref="Dispose"/> is left. When the destroy fails, no key is made:
-    /// the buffer is abandoned (see the remarks).
+    /// Destroys the key and makes one from <paramref name="secret"/> on <paramref name="algorithm"/> in its place, in the
+    /// buffer of this object's own (allocated now if this is the first key change and the object length is known; where
+    /// it cannot be allocated, CNG allocates the key object as for the first key). The caller is the key's only user.
+    /// Returns the failing call's status and name; the key then holds nothing, and only <see cref="Dispose"/> is left.
+    /// When the destroy fails, no key is made, and a buffer the old key lived in is abandoned (see the remarks).
     /// </summary>
     internal int Rekey(nint algorithm, ReadOnlySpan<byte> secret, out string failedCall)
     {
@@ -87,9 +101,14 @@ internal sealed unsafe class BCryptKey : IDisposable
         _handle = 0;
         if (status != 0)
         {
-            _keyObjectAbandoned = true;
+            _keyObjectAbandoned = _keyObject is not null;
             failedCall = "BCryptDestroyKey";
             return status;
+        }
+
+        if (_keyObject is null && _rekeyObjectLength > 0)
+        {
+            AllocateKeyObject();
         }
 
         failedCall = "BCryptGenerateSymmetricKey";
@@ -102,7 +121,7 @@ internal sealed unsafe class BCryptKey : IDisposable
         _disposed = true;
         nint handle = _handle;
         _handle = 0;
-        if (handle != 0 && _api.DestroyKey(handle) != 0)
+        if (handle != 0 && _api.DestroyKey(handle) != 0 && _keyObject is not null)
         {
             _keyObjectAbandoned = true;
         }
@@ -110,8 +129,25 @@ internal sealed unsafe class BCryptKey : IDisposable
         // Only a buffer that holds no key CNG still has: after a successful destroy, or one no key was ever made in.
         if (_keyObject is not null && !_keyObjectAbandoned)
         {
-            CryptographicOperations.ZeroMemory(new Span<byte>(_keyObject, KeyObjectLength));
+            CryptographicOperations.ZeroMemory(new Span<byte>(_keyObject, _keyObjectLength));
             NativeMemory.Free(_keyObject);
+            _keyObject = null;
+            _keyObjectLength = 0;
+        }
+    }
+
+    // Once per handle, at its first key change: out of the re-key's line. Without memory for it, the key goes on in objects
+    // CNG allocates (a re-key reports failures by status, never by an exception).
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void AllocateKeyObject()
+    {
+        try
+        {
+            _keyObject = NativeMemory.AllocZeroed((nuint)_rekeyObjectLength);
+            _keyObjectLength = _rekeyObjectLength;
+        }
+        catch (OutOfMemoryException)
+        {
             _keyObject = null;
         }
     }

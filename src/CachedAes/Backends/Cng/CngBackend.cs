@@ -31,8 +31,9 @@ internal sealed class CngBackend : CipherBackend
         CbcAlgorithm = cbcAlgorithm;
         UsesPseudoHandles = usesPseudoHandles;
 
-        // Keys are made in buffers of their own when CNG says how large a key object is, so a re-key allocates nothing in
-        // bcrypt; where it does not say (the call fails), CNG allocates each key object itself.
+        // A handle's first key is made in a key object CNG allocates; a key change makes the new key in a buffer of the
+        // handle's own of this size, so later re-keys allocate nothing in bcrypt. Where CNG does not say how large a key
+        // object is (the call fails), CNG allocates every key object itself.
         EcbKeyObjectLength = KeyObjectLength(api, ecbAlgorithm);
         CbcKeyObjectLength = KeyObjectLength(api, cbcAlgorithm);
     }
@@ -52,7 +53,10 @@ internal sealed class CngBackend : CipherBackend
     /// <summary>True when the algorithm handles are the Windows 10 pseudo-handles (nothing was opened).</summary>
     internal bool UsesPseudoHandles { get; }
 
-    /// <summary>The key object size on <see cref="EcbAlgorithm"/> (<c>BCRYPT_OBJECT_LENGTH</c>), or 0 if CNG did not say.</summary>
+    /// <summary>
+    /// The key object size on <see cref="EcbAlgorithm"/> (<c>BCRYPT_OBJECT_LENGTH</c>), or 0 if CNG did not say: the size of
+    /// the buffer a handle makes at its first key change.
+    /// </summary>
     internal int EcbKeyObjectLength { get; }
 
     /// <summary>The key object size on <see cref="CbcAlgorithm"/>, or 0 if CNG did not say.</summary>

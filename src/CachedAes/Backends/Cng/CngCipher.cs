@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
@@ -9,8 +10,10 @@ namespace CachedCryptography.Backends.Cng;
 /// </summary>
 /// <remarks>
 /// <para>CNG starts every call at the IV buffer it is given and overwrites that buffer with the chaining value.
-/// This type therefore keeps a private 16-byte IV: each CBC message copies the caller's IV into it and passes it,
-/// never a caller buffer. ECB passes a NULL IV.</para>
+/// Each CBC message therefore copies the caller's IV to the stack and passes that copy, never a caller buffer. ECB
+/// passes a NULL IV. (The copy is on the calling thread's stack, not in this object: a handle keyed once, as a new
+/// instance per message makes, allocates no room for it, and two threads using two handles never share its cache
+/// line.)</para>
 /// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
 /// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, also when the key epoch
 /// holding this handle was dropped (by the reclaimer of dropped keys, src/CachedAes/Ownership/Reclaimer.cs).</para>
@@ -23,9 +26,6 @@ internal sealed class CngCipher : BlockCipher
     private readonly nint _algorithm;
     private nint _rawKey;
 
-    // CBC: where each message's IV is copied (CNG overwrites it); written on every call, so on cache lines of its own.
-    private IsolatedBlock _iv;
-
     private CngCipher(IBCryptApi api, nint algorithm, BCryptKey key, BlockCipherMode mode, bool encrypting)
     {
         _api = api;
@@ -37,8 +37,9 @@ internal sealed class CngCipher : BlockCipher
     }
 
     /// <summary>
-    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>), in a
-    /// key object buffer of <paramref name="keyObjectLength"/> bytes that the handle owns (0: CNG allocates the object).
+    /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>) in a key
+    /// object CNG allocates; a key change makes the new key in a buffer of <paramref name="keyObjectLength"/> bytes that the
+    /// handle owns from then on (0: CNG allocates every key object; see <see cref="BCryptKey"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
     internal static CngCipher Create(IBCryptApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
@@ -49,7 +50,8 @@ internal sealed class CngCipher : BlockCipher
 
     /// <summary>
     /// A CNG key handle for <paramref name="key"/> (16, 24 or 32 bytes, passed to CNG as it is: no copy is made) on
-    /// <paramref name="algorithm"/> (see <see cref="Create"/>).
+    /// <paramref name="algorithm"/>, in a key object CNG allocates; <paramref name="keyObjectLength"/> is what a later
+    /// <see cref="BCryptKey.Rekey"/> makes its own buffer of (see <see cref="Create"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
     internal static BCryptKey GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
@@ -77,10 +79,12 @@ internal sealed class CngCipher : BlockCipher
         return handle;
     }
 
+    [SkipLocalsInit] // the IV copy is written before it is read
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
-        // CBC: the message starts at the private copy of its IV (CNG overwrites the buffer). ECB: no IV, passed as NULL.
-        Span<byte> ivCopy = Mode == BlockCipherMode.Cbc ? _iv.Bytes : default;
+        // CBC: the message starts at a copy of its IV (CNG overwrites the buffer). ECB: no IV, passed as NULL.
+        Span<byte> ivCopy = stackalloc byte[BlockSize];
+        ivCopy = Mode == BlockCipherMode.Cbc ? ivCopy : default;
         iv.CopyTo(ivCopy);
 
         // The raw handle: this object owns it through _key, and only the one caller holding this handle uses it.
@@ -96,15 +100,12 @@ internal sealed class CngCipher : BlockCipher
         return Fail(status != 0 ? BCrypt.Failure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
     }
 
-    public override void Release()
-    {
-        _key.Dispose();
-        _iv.Value = default;
-    }
+    public override void Release() => _key.Dispose();
 
     /// <summary>
-    /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the same key object buffer
-    /// (when the handle has one, CNG allocates nothing), so the old key's schedule is gone with the old key.
+    /// Replaces the key: <c>BCryptDestroyKey</c>, then <c>BCryptGenerateSymmetricKey</c> into the handle's own key object
+    /// buffer (made at the first key change when CNG said how large a key object is; from then on CNG allocates nothing
+    /// for a key), so the old key's schedule is gone with the old key.
     /// </summary>
     protected override bool TryRekeyCore(ReadOnlySpan<byte> key)
     {

@@ -25,8 +25,9 @@ namespace CachedCryptography.Operations.Transforms;
 /// (another key). A held epoch is never released, so after the instance has moved to another key or been disposed, the
 /// transform still finds its key and handles there: it does not depend on the instance afterwards, as stock's does not.
 /// <see cref="Dispose"/> lets go of the epoch. A transform that is dropped instead (CryptoStream does not dispose its
-/// transform, and much code drops it) has no finalizer and needs none: it holds no native resource itself, and the epoch
-/// it held, once nothing references it, is finalized with the handles in its slots (docs/design-notes.md, "Native
+/// transform, and much code drops it) has no finalizer and needs none: it holds no native resource itself, and once
+/// nothing references the epoch it held, the sweep after the collection that finds the epoch unreachable
+/// (<c>Ownership/Reclaimer.cs</c>) zeroes its key and gives back the handles in its slots (docs/design-notes.md, "Native
 /// ownership").</para>
 /// <para>Like stock's, a transform is for one caller at a time; many transforms, on many threads, share the instance's
 /// handles as its one-shots do.</para>

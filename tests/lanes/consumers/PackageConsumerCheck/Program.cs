@@ -28,6 +28,7 @@ try
     // Which runtime this is, and which of the package's builds (lib/net10.0 or lib/net11.0) it got.
     Console.WriteLine($"runtime: {Environment.Version}");
     Console.WriteLine($"library: {typeof(CachedAes).Assembly.GetCustomAttribute<TargetFrameworkAttribute>()?.FrameworkName}");
+    Console.WriteLine($"describe: {CachedAesDiagnostics.Describe().Split(Environment.NewLine)[0]}");
 
     int[] lengths = [0, 1, 15, 16, 17, 64, 100, 1000];
     PaddingMode[] paddings = [PaddingMode.PKCS7, PaddingMode.ANSIX923, PaddingMode.Zeros];
