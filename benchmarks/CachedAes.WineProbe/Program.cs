@@ -59,7 +59,7 @@ internal static class Program
         // CNG with its own CBC, whatever the self-test said of it: each new instance below makes one call on a key handle
         // made for it, and each new key on the kept instance re-keys its handle before its one call, which is right even
         // where reusing a CBC key for a second message is not (Wine 8.0). Every output is checked against stock's.
-        if (!CngBackend.TryCreate(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng, out string? reason))
+        if (!CngBackend.TryCreate(CngApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng, out string? reason))
         {
             Console.Error.WriteLine($"no CNG backend: {reason}");
             return 2;
@@ -264,40 +264,40 @@ internal static class Program
     [SupportedOSPlatform("windows")]
     private sealed unsafe class KeptKey : IDisposable
     {
-        private readonly BCryptKey _ecb = new(BCryptApi.Instance);
+        private readonly CngKeyHandle _ecb = new(CngApi.Instance);
         private readonly int _keyObjectLength;
-        private readonly BCryptKey _rekeyedInCngObjects;
-        private readonly BCryptKey _rekeyedInOwnBuffer;
+        private readonly CngKeyHandle _rekeyedInCngObjects;
+        private readonly CngKeyHandle _rekeyedInOwnBuffer;
 
         public KeptKey()
         {
-            if (BCryptApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[0], _ecb) != 0
-                || BCryptApi.Instance.GetObjectLength(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, out _keyObjectLength) != 0)
+            if (CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[0], _ecb) != 0
+                || CngApi.Instance.GetObjectLength(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, out _keyObjectLength) != 0)
             {
                 throw new CryptographicException("bcrypt.dll did not make an ECB key or say its object length");
             }
 
             // Two ECB keys that are re-keyed over and over: one with no object length (every key in an object CNG
             // allocates), one with it (from its first re-key on, every key in the handle's own buffer).
-            _rekeyedInCngObjects = new BCryptKey(BCryptApi.Instance);
-            _rekeyedInOwnBuffer = new BCryptKey(BCryptApi.Instance, _keyObjectLength);
-            if (BCryptApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[1], _rekeyedInCngObjects) != 0
-                || BCryptApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[2], _rekeyedInOwnBuffer) != 0)
+            _rekeyedInCngObjects = new CngKeyHandle(CngApi.Instance);
+            _rekeyedInOwnBuffer = new CngKeyHandle(CngApi.Instance, _keyObjectLength);
+            if (CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[1], _rekeyedInCngObjects) != 0
+                || CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[2], _rekeyedInOwnBuffer) != 0)
             {
                 throw new CryptographicException("bcrypt.dll did not make the keys to re-key");
             }
         }
 
         public bool EncryptBlock() =>
-            BCryptApi.Instance.Encrypt(_ecb.Handle, s_plaintext, default, s_destination.AsSpan(0, 16), out int written) == 0 && written == 16;
+            CngApi.Instance.Encrypt(_ecb.Handle, s_plaintext, default, s_destination.AsSpan(0, 16), out int written) == 0 && written == 16;
 
         public static bool OneShotCbc()
         {
             Span<byte> iv = stackalloc byte[16];
             s_iv.CopyTo(iv);
-            using var key = new BCryptKey(BCryptApi.Instance);
-            return BCryptApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_CBC_ALG_HANDLE, s_keys[s_next++ & (KeyCount - 1)], key) == 0
-                && BCryptApi.Instance.Encrypt(key.Handle, s_destination, iv, s_destination, out int written) == 0 && written == 32;
+            using var key = new CngKeyHandle(CngApi.Instance);
+            return CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_CBC_ALG_HANDLE, s_keys[s_next++ & (KeyCount - 1)], key) == 0
+                && CngApi.Instance.Encrypt(key.Handle, s_destination, iv, s_destination, out int written) == 0 && written == 32;
         }
 
         public bool KeyObjectBuffer()
@@ -312,9 +312,9 @@ internal static class Program
 
         public bool RekeyOwnBuffer() => Rekey(_rekeyedInOwnBuffer) && _rekeyedInOwnBuffer.KeyObject != 0;
 
-        private static bool Rekey(BCryptKey key) =>
+        private static bool Rekey(CngKeyHandle key) =>
             key.Rekey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[s_next++ & (KeyCount - 1)], out _) == 0
-            && BCryptApi.Instance.Encrypt(key.Handle, s_plaintext, default, s_destination.AsSpan(0, 16), out int written) == 0 && written == 16;
+            && CngApi.Instance.Encrypt(key.Handle, s_plaintext, default, s_destination.AsSpan(0, 16), out int written) == 0 && written == 16;
 
         public void Dispose()
         {

@@ -35,23 +35,23 @@ namespace CachedCryptography;
 public static class CachedAesDiagnostics
 {
     /// <summary>The AppContext switch that, set to true, forces the stock path: <c>CachedAes.UseStockImplementation</c>.</summary>
-    public const string UseStockSwitchName = "CachedAes.UseStockImplementation";
+    public const string UseStockSwitchName = SelectionSwitches.StockSwitch;
 
     /// <summary>The environment variable that, set to <c>1</c> or <c>true</c>, forces the stock path: <c>CACHEDAES_USE_STOCK</c>.</summary>
-    public const string UseStockEnvironmentVariable = "CACHEDAES_USE_STOCK";
+    public const string UseStockEnvironmentVariable = SelectionSwitches.StockVariable;
 
     /// <summary>
     /// The AppContext switch that, set to true, asks for the CPU intrinsics backend (<see cref="CachedAesBackend.CpuIntrinsics"/>):
     /// <c>CachedAes.UseCpuIntrinsics</c>. Set to false, it rules the backend out whatever
     /// <see cref="UseCpuIntrinsicsEnvironmentVariable"/> says.
     /// </summary>
-    public const string UseCpuIntrinsicsSwitchName = "CachedAes.UseCpuIntrinsics";
+    public const string UseCpuIntrinsicsSwitchName = SelectionSwitches.CpuIntrinsicsSwitch;
 
     /// <summary>
     /// The environment variable that, set to <c>1</c> or <c>true</c>, asks for the CPU intrinsics backend when
     /// <see cref="UseCpuIntrinsicsSwitchName"/> is not set: <c>CACHEDAES_USE_CPU_INTRINSICS</c>.
     /// </summary>
-    public const string UseCpuIntrinsicsEnvironmentVariable = "CACHEDAES_USE_CPU_INTRINSICS";
+    public const string UseCpuIntrinsicsEnvironmentVariable = SelectionSwitches.CpuIntrinsicsVariable;
 
     /// <summary>The backend that new <see cref="CachedAes"/> instances use (the same as their <see cref="CachedAes.Backend"/>).</summary>
     public static CachedAesBackend Backend => ProcessBackend.Selection.Backend.Kind;

@@ -36,23 +36,12 @@ public static class CachedAesMetrics
 
     private static readonly Meter s_meter = new(MeterName, typeof(CachedAesMetrics).Assembly.GetName().Version?.ToString());
 
-    private static readonly Counter<long>? s_created = Create(() => s_meter.CreateCounter<long>(
-        "cachedaes.handles.created", "{handle}", "Native AES handles made (each one a native cipher object keyed once)."));
-
-    private static readonly Counter<long>? s_rekeyed = Create(() => s_meter.CreateCounter<long>(
-        "cachedaes.handles.rekeyed", "{handle}", "Native AES handles re-keyed in place by a key change instead of being made again."));
-
-    private static readonly Counter<long>? s_released = Create(() => s_meter.CreateCounter<long>(
-        "cachedaes.handles.released", "{handle}", "Native AES handles given back (freed, or cleansed and pooled)."));
-
-    private static readonly Counter<long>? s_contended = Create(() => s_meter.CreateCounter<long>(
-        "cachedaes.calls.contended", "{call}", "Calls that found every cached handle of their mode and direction busy and used one of their own."));
-
-    private static readonly Counter<long>? s_poolHits = Create(() => s_meter.CreateCounter<long>(
-        "cachedaes.pool.hits", "{context}", "OpenSSL contexts taken from the pool of keyless contexts."));
-
-    private static readonly Counter<long>? s_poolMisses = Create(() => s_meter.CreateCounter<long>(
-        "cachedaes.pool.misses", "{context}", "OpenSSL contexts allocated because the pool was empty."));
+    private static readonly Counter<long>? s_created = NewCounter("cachedaes.handles.created", "{handle}", "Native AES handles made (each one a native cipher object keyed once).");
+    private static readonly Counter<long>? s_rekeyed = NewCounter("cachedaes.handles.rekeyed", "{handle}", "Native AES handles re-keyed in place by a key change instead of being made again.");
+    private static readonly Counter<long>? s_released = NewCounter("cachedaes.handles.released", "{handle}", "Native AES handles given back (freed, or cleansed and pooled).");
+    private static readonly Counter<long>? s_contended = NewCounter("cachedaes.calls.contended", "{call}", "Calls that found every cached handle of their mode and direction busy and used one of their own.");
+    private static readonly Counter<long>? s_poolHits = NewCounter("cachedaes.pool.hits", "{context}", "OpenSSL contexts taken from the pool of keyless contexts.");
+    private static readonly Counter<long>? s_poolMisses = NewCounter("cachedaes.pool.misses", "{context}", "OpenSSL contexts allocated because the pool was empty.");
 
     // Empty until the process's backend has been chosen (the first CachedAes made without a backend of a test's own).
     private static Measurement<int>[] s_backend = [];
@@ -107,6 +96,10 @@ public static class CachedAesMetrics
         {
         }
     }
+
+    // A counter of the meter, or null as for Create.
+    private static Counter<long>? NewCounter(string name, string unit, string description) =>
+        Create(() => s_meter.CreateCounter<long>(name, unit, description));
 
     // An instrument, or null when a listener threw while it was being published to it (the instrument then reports
     // nothing, and the meter's type still initializes).

@@ -75,19 +75,8 @@ internal static class Errors
     /// <summary>The object name in the <see cref="ObjectDisposedException"/> of stock's disposed transform on Linux.</summary>
     internal const string StockTransformHandleType = "Microsoft.Win32.SafeHandles.SafeEvpCipherCtxHandle";
 
-    // Native failures: the library's call and its own status or error text.
-
-    /// <summary>An OpenSSL call failed with the error-queue entry <paramref name="detail"/> (null: the queue was empty).</summary>
-    internal static CryptographicException OpenSslFailure(string function, string? detail) =>
-        new(detail is null ? $"OpenSSL {function} failed without an error code." : $"OpenSSL {function} failed: {detail}");
-
-    /// <summary>A CNG call failed with an NTSTATUS.</summary>
-    internal static string CngFailure(string function, int status) =>
-        string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}.");
-
-    /// <summary>A CommonCrypto call failed with a CCCryptorStatus (<paramref name="statusName"/> is its constant's name).</summary>
-    internal static string CommonCryptoFailure(string function, int status, string statusName) =>
-        string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({statusName}).");
+    // Native failures that every backend reports alike. Each library's own failure text (its status or error queue) is
+    // written in its backend's folder.
 
     /// <summary>A native call reported success but transformed a different number of bytes.</summary>
     internal static string ShortNativeOutput(string function, ulong written, int expected) =>

@@ -15,13 +15,9 @@ namespace CachedCryptography.Backends;
 /// </summary>
 internal sealed class LiveCount
 {
-    // 128 bytes between cells: a cache line, and the adjacent line that x64 processors fetch with it.
-    private const int Stride = 128 / sizeof(long);
-
     private static readonly int s_cells = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(Environment.ProcessorCount, 1, 64));
 
-    // Cell i at index (i + 1) * Stride, so that the array's header shares no line with a cell.
-    private readonly long[] _cells = new long[(s_cells + 1) * Stride];
+    private readonly long[] _cells = CacheLineSlots<long>.Create(s_cells);
 
     /// <summary>The sum of every cell.</summary>
     public int Value
@@ -29,9 +25,9 @@ internal sealed class LiveCount
         get
         {
             long sum = 0;
-            for (int i = 1; i <= s_cells; i++)
+            for (int i = 0; i < s_cells; i++)
             {
-                sum += Volatile.Read(ref _cells[i * Stride]);
+                sum += Volatile.Read(ref CacheLineSlots<long>.At(_cells, i));
             }
 
             return checked((int)sum);
@@ -40,5 +36,5 @@ internal sealed class LiveCount
 
     /// <summary>Adds <paramref name="delta"/> to the cell of the processor this thread runs on (an object freed on another
     /// processor than it was made on leaves one cell above zero and another below: only the sum means anything).</summary>
-    public void Add(int delta) => Interlocked.Add(ref _cells[((Thread.GetCurrentProcessorId() & (s_cells - 1)) + 1) * Stride], delta);
+    public void Add(int delta) => Interlocked.Add(ref CacheLineSlots<long>.At(_cells, Thread.GetCurrentProcessorId() & (s_cells - 1)), delta);
 }

@@ -61,9 +61,6 @@ internal sealed class HandleSlots
     /// <summary>How many handles per mode and direction stay cached at most: the processor count, at least 1, at most 64.</summary>
     internal static readonly int PerMode = Math.Clamp(Environment.ProcessorCount, 1, 64);
 
-    /// <summary>Shared slots are this many apart (64 bytes), so that no two share a cache line.</summary>
-    internal static readonly int SharedStride = Math.Max(1, 64 / Unsafe.SizeOf<Slot>());
-
     // Where a thread starts looking among the shared slots: threads are numbered in the order they first need one, so
     // that concurrent threads start at different slots.
     [ThreadStatic]
@@ -84,9 +81,8 @@ internal sealed class HandleSlots
     internal Slot CbcDecrypt;
 
     /// <summary>
-    /// The shared slots, once two callers have met; null until then. Slot i of a mode and direction is at
-    /// <see cref="SharedIndex"/>; the first stride is left empty, so that no slot shares a line with the array's length,
-    /// which every caller reads.
+    /// The shared slots, once two callers have met; null until then: a <see cref="CacheLineSlots{T}"/> array, in which
+    /// slot i of a mode and direction is <see cref="SharedSlot"/>.
     /// </summary>
     internal Slot[]? Shared;
 
@@ -100,9 +96,10 @@ internal sealed class HandleSlots
         }
     }
 
-    /// <summary>The index of shared slot <paramref name="i"/> for a mode and direction.</summary>
-    internal static int SharedIndex(BlockCipherMode mode, bool encrypting, int i) =>
-        ((((int)mode * 2) + (encrypting ? 0 : 1)) * PerMode + i + 1) * SharedStride;
+    /// <summary>Shared slot <paramref name="i"/> for a mode and direction.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ref Slot SharedSlot(Slot[] shared, BlockCipherMode mode, bool encrypting, int i) =>
+        ref CacheLineSlots<Slot>.At(shared, ((((int)mode * 2) + (encrypting ? 0 : 1)) * PerMode) + i);
 
     /// <summary>The inline slot for <paramref name="mode"/> and direction.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -126,7 +123,7 @@ internal sealed class HandleSlots
     {
         if (Volatile.Read(ref Shared) is null)
         {
-            Interlocked.CompareExchange(ref Shared, new Slot[((4 * PerMode) + 1) * SharedStride], null);
+            Interlocked.CompareExchange(ref Shared, CacheLineSlots<Slot>.Create(4 * PerMode), null);
         }
     }
 
@@ -154,7 +151,7 @@ internal sealed class HandleSlots
     {
         for (int i = 0; i < PerMode; i++)
         {
-            ref Slot free = ref shared[SharedIndex(cipher.Mode, cipher.Encrypting, i)];
+            ref Slot free = ref SharedSlot(shared, cipher.Mode, cipher.Encrypting, i);
             if (Volatile.Read(ref free.Busy) == 0 && Volatile.Read(ref free.Handle) is null && free.TryHold())
             {
                 if (free.Handle is null)
@@ -179,7 +176,7 @@ internal sealed class HandleSlots
         {
             for (int i = 0; i < PerMode; i++)
             {
-                count += shared[SharedIndex(mode, encrypting, i)].HasIdleHandle ? 1 : 0;
+                count += SharedSlot(shared, mode, encrypting, i).HasIdleHandle ? 1 : 0;
             }
         }
 
@@ -190,9 +187,12 @@ internal sealed class HandleSlots
     internal int IdleNotOfVersion(int version)
     {
         int count = Count(EcbEncrypt) + Count(EcbDecrypt) + Count(CbcEncrypt) + Count(CbcDecrypt);
-        foreach (Slot slot in Volatile.Read(ref Shared) ?? [])
+        if (Volatile.Read(ref Shared) is { } shared)
         {
-            count += Count(slot);
+            for (int i = 0; i < CacheLineSlots<Slot>.Count(shared); i++)
+            {
+                count += Count(CacheLineSlots<Slot>.At(shared, i));
+            }
         }
 
         return count;
@@ -210,9 +210,9 @@ internal sealed class HandleSlots
         int released = GiveBack(ref EcbEncrypt) + GiveBack(ref EcbDecrypt) + GiveBack(ref CbcEncrypt) + GiveBack(ref CbcDecrypt);
         if (Volatile.Read(ref Shared) is { } shared)
         {
-            for (int i = 0; i < shared.Length; i++)
+            for (int i = 0; i < CacheLineSlots<Slot>.Count(shared); i++)
             {
-                released += GiveBack(ref shared[i]);
+                released += GiveBack(ref CacheLineSlots<Slot>.At(shared, i));
             }
         }
 

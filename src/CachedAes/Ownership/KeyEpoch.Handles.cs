@@ -211,7 +211,7 @@ internal sealed partial class KeyEpoch
         for (int n = 0; n < count; n++)
         {
             int i = start + n < count ? start + n : start + n - count;
-            ref Slot slot = ref shared[HandleSlots.SharedIndex(mode, encrypting, i)];
+            ref Slot slot = ref HandleSlots.SharedSlot(shared, mode, encrypting, i);
             if (Volatile.Read(ref slot.Busy) != 0 || !slot.TryHold())
             {
                 continue;
@@ -429,9 +429,9 @@ internal sealed partial class KeyEpoch
         bool held = Sweep(ref slots.EcbEncrypt, plan) | Sweep(ref slots.EcbDecrypt, plan) | Sweep(ref slots.CbcEncrypt, plan) | Sweep(ref slots.CbcDecrypt, plan);
         if (Volatile.Read(ref slots.Shared) is { } shared)
         {
-            for (int i = HandleSlots.SharedStride; i < shared.Length; i += HandleSlots.SharedStride)
+            for (int i = 0; i < CacheLineSlots<Slot>.Count(shared); i++)
             {
-                held |= Sweep(ref shared[i], SweepPlan.Release);
+                held |= Sweep(ref CacheLineSlots<Slot>.At(shared, i), SweepPlan.Release);
             }
         }
 

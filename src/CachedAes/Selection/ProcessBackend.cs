@@ -1,9 +1,10 @@
 using System;
 using System.Runtime.InteropServices;
+using CachedCryptography.Backends;
 using CachedCryptography.Backends.Cng;
 using CachedCryptography.Backends.CommonCrypto;
-using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Backends.Intrinsics;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
 
 namespace CachedCryptography.Selection;
@@ -16,13 +17,24 @@ namespace CachedCryptography.Selection;
 /// </summary>
 internal static class ProcessBackend
 {
+    // The platforms' native backends, one row each, supplied by each backend's folder: the first row whose operating
+    // system this is gives the process its platform backend and its FIPS mode.
+    private static readonly PlatformBackend[] s_platforms = [new OpenSslPlatform(), new CngPlatform(), new CommonCryptoPlatform()];
+
     private static readonly Lazy<BackendSelection> s_selection = new(SelectForThisProcess);
 
     /// <summary>The backend new instances use.</summary>
     public static CipherBackend Current => s_selection.Value.Backend;
 
-    /// <summary>The whole outcome, for <see cref="CachedAesDiagnostics"/>.</summary>
+    /// <summary>The whole outcome, for the public diagnostics.</summary>
     public static BackendSelection Selection => s_selection.Value;
+
+    /// <summary>This operating system's row of the table, or null where CachedAes has no native backend.</summary>
+    internal static PlatformBackend? Platform { get; } = Array.Find(s_platforms, static platform => platform.IsCurrentPlatform);
+
+    /// <summary>Whether the platform is in FIPS mode (<see cref="PlatformBackend.CheckFipsMode"/>).</summary>
+    internal static PlatformBackend.FipsMode CheckFipsMode() =>
+        Platform?.CheckFipsMode() ?? new(false, $"no FIPS mode check on {RuntimeInformation.RuntimeIdentifier}");
 
     private static BackendSelection SelectForThisProcess()
     {
@@ -38,8 +50,8 @@ internal static class ProcessBackend
 
     /// <summary>
     /// The CPU intrinsics backend, unverified, where the processor has AES instructions and the platform is not in FIPS
-    /// mode (<see cref="PlatformFipsMode"/>); else why not. Run after <see cref="ProbePlatform"/>, which loads the
-    /// platform's library that the FIPS check asks.
+    /// mode (<see cref="CheckFipsMode"/>); else why not. Run after <see cref="ProbePlatform"/>, which loads the platform's
+    /// library that the FIPS check asks.
     /// </summary>
     private static SelectionPolicy.CpuIntrinsicsProbe ProbeCpuIntrinsics()
     {
@@ -48,34 +60,21 @@ internal static class ProcessBackend
             return new(null, reason, null);
         }
 
-        PlatformFipsMode.Verdict fips = PlatformFipsMode.Check();
+        PlatformBackend.FipsMode fips = CheckFipsMode();
         return fips.Enabled
             ? new(null, $"the platform is in FIPS mode, so its own library stays in use ({fips.Detail})", fips.Detail)
             : new(backend, null, fips.Detail);
     }
 
-    /// <summary>The real platform's backend, unverified, or why there is none. Each platform answers in the same shape.</summary>
+    /// <summary>The real platform's backend, unverified, or why there is none.</summary>
     private static SelectionPolicy.PlatformProbe ProbePlatform()
     {
-        CipherBackend? backend;
-        string? reason;
-        if (OperatingSystem.IsWindows())
-        {
-            _ = CngBackend.TryCreate(out backend, out reason);
-        }
-        else if (OperatingSystem.IsMacOS())
-        {
-            _ = CommonCryptoBackend.TryCreate(out backend, out reason);
-        }
-        else if (OperatingSystem.IsLinux())
-        {
-            _ = OpenSslBackend.TryCreate(out backend, out reason);
-        }
-        else
+        if (Platform is null)
         {
             return new(null, $"CachedAes has no native backend for {RuntimeInformation.RuntimeIdentifier}");
         }
 
+        _ = Platform.TryCreate(out CipherBackend? backend, out string? reason);
         return new(backend, reason);
     }
 }

@@ -32,8 +32,8 @@ internal static class SelectionReport
             $"ECB and key wrap: {selection.Ecb}{(selection.EcbReason is null ? "" : $" ({selection.EcbReason})")}",
             $"CBC: {selection.Cbc}{(selection.CbcReason is null ? "" : $" ({selection.CbcReason})")}",
             $"Self-test: {selfTest}",
-            $"Stock forced: {selection.StockForcedBy ?? "no"} (switch {CachedAesDiagnostics.UseStockSwitchName}, variable {CachedAesDiagnostics.UseStockEnvironmentVariable})",
-            $"CPU intrinsics: {DescribeCpuIntrinsics(selection)} (switch {CachedAesDiagnostics.UseCpuIntrinsicsSwitchName}, variable {CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable})");
+            $"Stock forced: {selection.StockForcedBy ?? "no"} (switch {SelectionSwitches.StockSwitch}, variable {SelectionSwitches.StockVariable})",
+            $"CPU intrinsics: {DescribeCpuIntrinsics(selection)} (switch {SelectionSwitches.CpuIntrinsicsSwitch}, variable {SelectionSwitches.CpuIntrinsicsVariable})");
     }
 
     private static string DescribeCpuIntrinsics(BackendSelection selection)

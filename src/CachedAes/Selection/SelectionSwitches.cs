@@ -9,13 +9,19 @@ namespace CachedCryptography.Selection;
 /// </summary>
 internal static class SelectionSwitches
 {
+    // The names, published as CachedAesDiagnostics' constants (selection does not use the public types above it).
+    internal const string StockSwitch = "CachedAes.UseStockImplementation";
+    internal const string StockVariable = "CACHEDAES_USE_STOCK";
+    internal const string CpuIntrinsicsSwitch = "CachedAes.UseCpuIntrinsics";
+    internal const string CpuIntrinsicsVariable = "CACHEDAES_USE_CPU_INTRINSICS";
+
     /// <summary>What forced the stock path and what requested the CPU intrinsics backend in this process (each null when nothing did).</summary>
     public static (string? StockForcedBy, string? CpuIntrinsicsRequestedBy) FromProcess()
     {
-        bool? stockSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseStockSwitchName, out bool stock) ? stock : null;
-        string? stockVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseStockEnvironmentVariable);
-        bool? cpuSwitch = AppContext.TryGetSwitch(CachedAesDiagnostics.UseCpuIntrinsicsSwitchName, out bool cpu) ? cpu : null;
-        string? cpuVariable = Environment.GetEnvironmentVariable(CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable);
+        bool? stockSwitch = AppContext.TryGetSwitch(StockSwitch, out bool stock) ? stock : null;
+        string? stockVariable = Environment.GetEnvironmentVariable(StockVariable);
+        bool? cpuSwitch = AppContext.TryGetSwitch(CpuIntrinsicsSwitch, out bool cpu) ? cpu : null;
+        string? cpuVariable = Environment.GetEnvironmentVariable(CpuIntrinsicsVariable);
         return (ReadStockForcedBy(stockSwitch, stockVariable), ReadCpuIntrinsicsRequestedBy(cpuSwitch, cpuVariable));
     }
 
@@ -28,11 +34,11 @@ internal static class SelectionSwitches
     {
         if (switchValue == true)
         {
-            return $"the AppContext switch {CachedAesDiagnostics.UseStockSwitchName}";
+            return $"the AppContext switch {StockSwitch}";
         }
 
         return IsTrue(environmentValue) is string value
-            ? $"the environment variable {CachedAesDiagnostics.UseStockEnvironmentVariable}={value}"
+            ? $"the environment variable {StockVariable}={value}"
             : null;
     }
 
@@ -46,11 +52,11 @@ internal static class SelectionSwitches
     {
         if (switchValue is bool set)
         {
-            return set ? $"the AppContext switch {CachedAesDiagnostics.UseCpuIntrinsicsSwitchName}" : null;
+            return set ? $"the AppContext switch {CpuIntrinsicsSwitch}" : null;
         }
 
         return IsTrue(environmentValue) is string value
-            ? $"the environment variable {CachedAesDiagnostics.UseCpuIntrinsicsEnvironmentVariable}={value}"
+            ? $"the environment variable {CpuIntrinsicsVariable}={value}"
             : null;
     }
 

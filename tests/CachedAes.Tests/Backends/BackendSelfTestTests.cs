@@ -99,7 +99,7 @@ public sealed class BackendSelfTestTests
     public void Selection_routes_wine8_cbc_over_the_verified_ecb_handle_with_correct_bytes(string name)
     {
         BackendSelection selection = SimulatedBackends.Select(name, out ISimulatedNativeLayer layer);
-        var api = (SimulatedBCryptApi)layer;
+        var api = (SimulatedCngApi)layer;
 
         Assert.Equal(CachedAesBackend.Cng, selection.Backend.Kind);
         Assert.IsType<CbcOverEcbBackend>(selection.Backend);

@@ -90,10 +90,10 @@ public sealed class CbcOverEcbCipherTests
     [Fact]
     public void A_failing_ecb_call_faults_the_cbc_handle()
     {
-        var api = new SimulatedBCryptApi();
+        var api = new SimulatedCngApi();
         Assert.True(global::CachedCryptography.Backends.Cng.CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
         BlockCipher handle = new CbcOverEcbBackend(backend).Create(BlockCipherMode.Cbc, encrypting: false, new byte[32]);
-        api.Inject("BCryptDecrypt", SimulatedBCryptApi.STATUS_NO_MEMORY);
+        api.Inject("BCryptDecrypt", SimulatedCngApi.STATUS_NO_MEMORY);
 
         Assert.False(handle.TryTransform(new byte[16], new byte[64], new byte[64]));
 

@@ -10,7 +10,7 @@ public sealed class CngBackendTests
     [Fact]
     public void Uses_the_pseudo_handles_when_they_work_and_opens_nothing()
     {
-        var api = new SimulatedBCryptApi();
+        var api = new SimulatedCngApi();
 
         Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
 
@@ -29,7 +29,7 @@ public sealed class CngBackendTests
     [InlineData(true, false)]
     public void Falls_back_to_aes_providers_with_the_chaining_mode_set_as_nul_terminated_utf16(bool pseudoHandlesSupported, bool tryPseudoHandles)
     {
-        var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudoHandlesSupported };
+        var api = new SimulatedCngApi { PseudoHandlesSupported = pseudoHandlesSupported };
 
         Assert.True(CngBackend.TryCreate(api, tryPseudoHandles, out CipherBackend? backend, out _));
 
@@ -48,7 +48,7 @@ public sealed class CngBackendTests
     [InlineData(false)]
     public void Keys_from_either_kind_of_algorithm_handle_run_the_right_mode(bool pseudoHandlesSupported)
     {
-        var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudoHandlesSupported };
+        var api = new SimulatedCngApi { PseudoHandlesSupported = pseudoHandlesSupported };
         Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
         byte[] key = Stock.Bytes(32, 40);
         byte[] iv = Stock.Bytes(16, 41);
@@ -72,8 +72,8 @@ public sealed class CngBackendTests
     [Fact]
     public void A_failed_chaining_mode_closes_the_provider_and_reports_no_backend()
     {
-        var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
-        api.Inject("BCryptSetProperty", SimulatedBCryptApi.STATUS_NOT_SUPPORTED);
+        var api = new SimulatedCngApi { PseudoHandlesSupported = false };
+        api.Inject("BCryptSetProperty", SimulatedCngApi.STATUS_NOT_SUPPORTED);
 
         Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out string? reason));
 
@@ -89,8 +89,8 @@ public sealed class CngBackendTests
     [Fact]
     public void A_failure_on_the_second_provider_closes_the_first()
     {
-        var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
-        api.Inject("BCryptSetProperty", SimulatedBCryptApi.STATUS_INVALID_PARAMETER, skip: 1);
+        var api = new SimulatedCngApi { PseudoHandlesSupported = false };
+        api.Inject("BCryptSetProperty", SimulatedCngApi.STATUS_INVALID_PARAMETER, skip: 1);
 
         Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out _, out _));
 
@@ -103,8 +103,8 @@ public sealed class CngBackendTests
     [Fact]
     public void A_provider_whose_probe_key_fails_is_closed()
     {
-        var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
-        api.Inject("BCryptGenerateSymmetricKey", SimulatedBCryptApi.STATUS_NO_MEMORY);
+        var api = new SimulatedCngApi { PseudoHandlesSupported = false };
+        api.Inject("BCryptGenerateSymmetricKey", SimulatedCngApi.STATUS_NO_MEMORY);
 
         Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: false, out _, out string? reason));
 
@@ -119,8 +119,8 @@ public sealed class CngBackendTests
     [Fact]
     public void No_backend_when_no_provider_can_be_opened()
     {
-        var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
-        api.Inject("BCryptOpenAlgorithmProvider", SimulatedBCryptApi.STATUS_NOT_FOUND);
+        var api = new SimulatedCngApi { PseudoHandlesSupported = false };
+        api.Inject("BCryptOpenAlgorithmProvider", SimulatedCngApi.STATUS_NOT_FOUND);
 
         Assert.False(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out string? reason));
 
@@ -133,7 +133,7 @@ public sealed class CngBackendTests
     [Fact]
     public void Create_with_a_bad_key_size_throws_cryptographic_exception()
     {
-        var api = new SimulatedBCryptApi();
+        var api = new SimulatedCngApi();
         Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
 
         Assert.Throws<CryptographicException>(() => backend.Create(BlockCipherMode.Cbc, true, new byte[20]));

@@ -6,7 +6,7 @@ using CachedCryptography.Backends.Cng;
 namespace CachedCryptography.Tests.Backends;
 
 /// <summary>
-/// <see cref="CngCipher"/> over <see cref="SimulatedBCryptApi"/>: the shared contract (see
+/// <see cref="CngCipher"/> over <see cref="SimulatedCngApi"/>: the shared contract (see
 /// <see cref="SimulatedPlatformCipherContract"/>), then what only CNG has: algorithm handles, and a simulated layer
 /// that must itself follow CNG's documented behaviour.
 /// </summary>
@@ -15,7 +15,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     private const nint EcbAlg = BCrypt.BCRYPT_AES_ECB_ALG_HANDLE;
     private const nint CbcAlg = BCrypt.BCRYPT_AES_CBC_ALG_HANDLE;
 
-    private readonly SimulatedBCryptApi _api = new();
+    private readonly SimulatedCngApi _api = new();
     private readonly CipherBackend _backend;
 
     public CngCipherTests()
@@ -29,8 +29,8 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     /// <summary>See <see cref="SimulatedPlatformCipherContract.A_transform_failure_reports_the_native_status_and_faults_the_handle"/>.</summary>
     public static TheoryData<bool, string, int, string> TransformFailures => new()
     {
-        { true, "BCryptEncrypt", SimulatedBCryptApi.STATUS_INVALID_PARAMETER, "0xC000000D" },
-        { false, "BCryptDecrypt", SimulatedBCryptApi.STATUS_INVALID_PARAMETER, "0xC000000D" },
+        { true, "BCryptEncrypt", SimulatedCngApi.STATUS_INVALID_PARAMETER, "0xC000000D" },
+        { false, "BCryptDecrypt", SimulatedCngApi.STATUS_INVALID_PARAMETER, "0xC000000D" },
     };
 
     private protected override SimulatedNativeLayer Layer => _api;
@@ -39,7 +39,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
 
     private protected override string ReleaseFunction => "BCryptDestroyKey";
 
-    private protected override (int Status, string Text) NoMemory => (SimulatedBCryptApi.STATUS_NO_MEMORY, "0xC0000017");
+    private protected override (int Status, string Text) NoMemory => (SimulatedCngApi.STATUS_NO_MEMORY, "0xC0000017");
 
     // CNG documents nothing about phKey on failure: the simulation hands a key back, to check that the wrapper frees it.
     private protected override bool FailedCreateHandsBackTheHandle => true;
@@ -60,8 +60,8 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     {
         // No finalizable object per CNG key (the runtime serializes their registration across threads): the key's owner is
         // a plain object, and nothing in its type hierarchy has a finalizer.
-        Assert.False(typeof(System.Runtime.ConstrainedExecution.CriticalFinalizerObject).IsAssignableFrom(typeof(BCryptKey)));
-        for (Type? type = typeof(BCryptKey); type is not null && type != typeof(object); type = type.BaseType)
+        Assert.False(typeof(System.Runtime.ConstrainedExecution.CriticalFinalizerObject).IsAssignableFrom(typeof(CngKeyHandle)));
+        for (Type? type = typeof(CngKeyHandle); type is not null && type != typeof(object); type = type.BaseType)
         {
             Assert.Null(type.GetMethod("Finalize", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.DeclaredOnly));
         }
@@ -92,7 +92,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     public void A_key_on_an_invalid_algorithm_handle_fails_with_status_invalid_handle()
     {
         var e = Assert.Throws<CryptographicException>(
-            () => CngCipher.Create(_api, 0x1234, SimulatedBCryptApi.AesObjectLength, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
+            () => CngCipher.Create(_api, 0x1234, SimulatedCngApi.AesObjectLength, BlockCipherMode.Ecb, true, Stock.Bytes(16, 26)));
         Assert.Contains("0xC0000008", e.Message, StringComparison.Ordinal);
         AssertClean();
     }
@@ -106,7 +106,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     {
         // Most handles are keyed once (a new instance per message): no buffer of the library's own for them, as stock
         // passes none. The backend knows the object length, so a buffer could have been made.
-        Assert.Equal(SimulatedBCryptApi.AesObjectLength, ((CngBackend)_backend).CbcKeyObjectLength);
+        Assert.Equal(SimulatedCngApi.AesObjectLength, ((CngBackend)_backend).CbcKeyObjectLength);
         BlockCipherMode mode = cbc ? BlockCipherMode.Cbc : BlockCipherMode.Ecb;
         byte[] key = Stock.Bytes(16, 53);
         BlockCipher handle = Make(mode, encrypting, key);
@@ -168,7 +168,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         // Four keys made: the first in an object CNG allocated, each later one in the buffer the first key change made, one
         // live at a time (the layer records a violation if a key is made in a buffer a live key still uses); the old ones
         // destroyed.
-        Assert.Equal([0, SimulatedBCryptApi.AesObjectLength, SimulatedBCryptApi.AesObjectLength, SimulatedBCryptApi.AesObjectLength], _api.KeyObjectLengths);
+        Assert.Equal([0, SimulatedCngApi.AesObjectLength, SimulatedCngApi.AesObjectLength, SimulatedCngApi.AesObjectLength], _api.KeyObjectLengths);
         Assert.Equal(0, _api.KeyObjectAddresses[0]);
         Assert.NotEqual(0, _api.KeyObjectAddresses[1]);
         Assert.All(_api.KeyObjectAddresses.GetRange(1, 3), address => Assert.Equal(_api.KeyObjectAddresses[1], address));
@@ -181,7 +181,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     public void A_failed_rekey_faults_the_handle_and_its_release_frees_the_key_object()
     {
         BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 46));
-        _api.Inject("BCryptGenerateSymmetricKey", SimulatedBCryptApi.STATUS_NO_MEMORY);
+        _api.Inject("BCryptGenerateSymmetricKey", SimulatedCngApi.STATUS_NO_MEMORY);
         Assert.False(handle.TryRekey(Stock.Bytes(16, 47)));
         Assert.True(handle.IsFaulted);
         Assert.Contains("0xC0000017", handle.CreateFailure().Message, StringComparison.Ordinal);
@@ -211,7 +211,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         }
 
         _api.ForgetCalls();
-        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+        _api.Inject("BCryptDestroyKey", SimulatedCngApi.STATUS_INVALID_HANDLE);
 
         handle.Release();
 
@@ -226,7 +226,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         BlockCipher handle = Make(BlockCipherMode.Ecb, true, Stock.Bytes(16, 51));
         Assert.True(handle.TryRekey(Stock.Bytes(16, 58)));
         _api.ForgetCalls();
-        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+        _api.Inject("BCryptDestroyKey", SimulatedCngApi.STATUS_INVALID_HANDLE);
 
         Assert.False(handle.TryRekey(Stock.Bytes(16, 52)));
         Assert.True(handle.IsFaulted);
@@ -243,11 +243,11 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void A_failed_destroy_of_a_first_key_during_a_rekey_makes_no_buffer()
     {
-        var key = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength);
+        var key = new CngKeyHandle(_api, SimulatedCngApi.AesObjectLength);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, Stock.Bytes(16, 59), key));
-        _api.Inject("BCryptDestroyKey", SimulatedBCryptApi.STATUS_INVALID_HANDLE);
+        _api.Inject("BCryptDestroyKey", SimulatedCngApi.STATUS_INVALID_HANDLE);
 
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_HANDLE, key.Rekey(EcbAlg, Stock.Bytes(16, 60), out string failedCall));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_HANDLE, key.Rekey(EcbAlg, Stock.Bytes(16, 60), out string failedCall));
 
         Assert.Equal("BCryptDestroyKey", failedCall);
         Assert.Equal(0, key.KeyObject);
@@ -262,12 +262,12 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Simulated_cng_reports_a_live_keys_key_object_that_was_overwritten()
     {
-        using var overwritten = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength);
+        using var overwritten = new CngKeyHandle(_api, SimulatedCngApi.AesObjectLength);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], overwritten));
         Assert.Equal(0, overwritten.Rekey(EcbAlg, new byte[16], out _));
         unsafe
         {
-            new Span<byte>((void*)overwritten.KeyObject, SimulatedBCryptApi.AesObjectLength).Clear();
+            new Span<byte>((void*)overwritten.KeyObject, SimulatedCngApi.AesObjectLength).Clear();
         }
 
         Assert.Single(_api.Violations, v => v.EndsWith("was overwritten", StringComparison.Ordinal));
@@ -276,7 +276,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Without_an_object_length_keys_are_made_in_objects_cng_allocates()
     {
-        var api = new SimulatedBCryptApi { ObjectLengthSupported = false };
+        var api = new SimulatedCngApi { ObjectLengthSupported = false };
         Assert.True(CngBackend.TryCreate(api, tryPseudoHandles: true, out CipherBackend? backend, out _));
         var cng = (CngBackend)backend;
         Assert.Equal(0, cng.EcbKeyObjectLength);
@@ -291,9 +291,9 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void A_key_object_smaller_than_the_object_length_is_refused()
     {
-        using var handle = new BCryptKey(_api, SimulatedBCryptApi.AesObjectLength - 1);
+        using var handle = new CngKeyHandle(_api, SimulatedCngApi.AesObjectLength - 1);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
-        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, handle.Rekey(EcbAlg, new byte[16], out string failedCall));
+        Assert.Equal(SimulatedCngApi.STATUS_BUFFER_TOO_SMALL, handle.Rekey(EcbAlg, new byte[16], out string failedCall));
         Assert.Equal("BCryptGenerateSymmetricKey", failedCall);
     }
 
@@ -306,7 +306,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         byte[] originalIv = (byte[])iv.Clone();
         byte[] data = Stock.Bytes(48, 36);
         byte[] output = new byte[48];
-        using var handle = new BCryptKey(_api);
+        using var handle = new CngKeyHandle(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, key, handle));
 
         Assert.Equal(0, _api.Encrypt(handle.Handle, data, iv, output, out int written));
@@ -319,24 +319,24 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Simulated_cng_returns_the_documented_statuses_for_wrong_sizes()
     {
-        using var handle = new BCryptKey(_api);
+        using var handle = new CngKeyHandle(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, new byte[16], handle));
 
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.Handle, new byte[15], new byte[16], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.Handle, new byte[32], new byte[16], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.Handle, new byte[16], new byte[8], new byte[16], out _));
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new BCryptKey(_api)));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.Handle, new byte[15], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedCngApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.Handle, new byte[32], new byte[16], new byte[16], out _));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.Handle, new byte[16], new byte[8], new byte[16], out _));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new CngKeyHandle(_api)));
     }
 
     [Fact]
     public void Simulated_cng_detects_double_free_and_use_after_destroy()
     {
-        var handle = new BCryptKey(_api);
+        var handle = new CngKeyHandle(_api);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
         nint raw = handle.Handle;
         handle.Dispose();
 
-        Assert.Equal(SimulatedBCryptApi.STATUS_INVALID_HANDLE, _api.DestroyKey(raw));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_HANDLE, _api.DestroyKey(raw));
         Assert.Single(_api.Violations);
     }
 }

@@ -23,7 +23,7 @@ internal static class SimulatedBackends
     /// <summary>CommonCrypto cryptors.</summary>
     public const string CommonCrypto = "commoncrypto";
 
-    /// <summary>CNG on pseudo-handles over a layer with Wine 8.0's CBC quirk (see <see cref="SimulatedBCryptApi.Wine8CbcQuirk"/>). Not in <see cref="All"/>: its raw CBC is wrong by design.</summary>
+    /// <summary>CNG on pseudo-handles over a layer with Wine 8.0's CBC quirk (see <see cref="SimulatedCngApi.Wine8CbcQuirk"/>). Not in <see cref="All"/>: its raw CBC is wrong by design.</summary>
     public const string CngWine8PseudoHandles = "cng-wine8-pseudo-handles";
 
     /// <summary>CNG on opened providers over a layer with Wine 8.0's CBC quirk. Not in <see cref="All"/>.</summary>
@@ -55,7 +55,7 @@ internal static class SimulatedBackends
         {
             case CngPseudoHandles:
             {
-                var api = new SimulatedBCryptApi();
+                var api = new SimulatedCngApi();
                 layer = api;
                 return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend, out _) && ((CngBackend)backend).UsesPseudoHandles
                     ? backend
@@ -64,7 +64,7 @@ internal static class SimulatedBackends
 
             case CngProviders:
             {
-                var api = new SimulatedBCryptApi { PseudoHandlesSupported = false };
+                var api = new SimulatedCngApi { PseudoHandlesSupported = false };
                 layer = api;
                 return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend, out _) && !((CngBackend)backend).UsesPseudoHandles
                     ? backend
@@ -75,7 +75,7 @@ internal static class SimulatedBackends
             case CngWine8Providers:
             {
                 bool pseudo = name == CngWine8PseudoHandles;
-                var api = new SimulatedBCryptApi { PseudoHandlesSupported = pseudo, Wine8CbcQuirk = true };
+                var api = new SimulatedCngApi { PseudoHandlesSupported = pseudo, Wine8CbcQuirk = true };
                 layer = api;
                 return CngBackend.TryCreate(api, tryPseudoHandles: true, out backend, out _) && ((CngBackend)backend).UsesPseudoHandles == pseudo
                     ? backend

@@ -11,7 +11,7 @@ namespace CachedCryptography.Tests.Backends;
 /// (a call on an unknown or released handle, a double release, partially overlapping buffers) recorded in
 /// <see cref="Violations"/> instead of crashing, failures injected on request, the key buffers it was handed, and
 /// the AES itself computed with stock <see cref="Aes"/>. Each subclass follows one API's documented semantics on top
-/// of this: <see cref="SimulatedBCryptApi"/> (CNG) and <see cref="SimulatedCommonCryptoApi"/> (CommonCrypto).
+/// of this: <see cref="SimulatedCngApi"/> (CNG) and <see cref="SimulatedCommonCryptoApi"/> (CommonCrypto).
 /// </summary>
 /// <remarks>Thread-safe (one lock), so one instance can back several CachedAes instances.</remarks>
 internal abstract class SimulatedNativeLayer : ISimulatedNativeLayer

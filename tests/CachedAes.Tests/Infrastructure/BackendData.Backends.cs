@@ -63,22 +63,7 @@ public static partial class BackendData
         switch (backend)
         {
             case "PlatformDefault":
-                if (OperatingSystem.IsLinux() && CachedCryptography.Backends.OpenSsl.OpenSslBackend.TryCreate(out CipherBackend? openSsl, out _))
-                {
-                    return openSsl;
-                }
-
-                if (OperatingSystem.IsWindows() && CachedCryptography.Backends.Cng.CngBackend.TryCreate(out CipherBackend? cng, out _))
-                {
-                    return cng;
-                }
-
-                if (OperatingSystem.IsMacOS() && CachedCryptography.Backends.CommonCrypto.CommonCryptoBackend.TryCreate(out CipherBackend? commonCrypto, out _))
-                {
-                    return commonCrypto;
-                }
-
-                return StockBackend.Instance;
+                return ProcessBackend.Platform is { } platform && platform.TryCreate(out CipherBackend? native, out _) ? native : StockBackend.Instance;
             case "StockFallback":
                 return StockBackend.Instance;
             default:

@@ -10,7 +10,7 @@ public sealed class OpenSslFactAttribute : FactAttribute
 {
     public OpenSslFactAttribute()
     {
-        Skip = OpenSslPlatform.SkipReason("The OpenSSL backend is used on Linux only.");
+        Skip = OpenSslSkip.Reason("The OpenSSL backend is used on Linux only.");
     }
 }
 
@@ -19,13 +19,13 @@ public sealed class OpenSslTheoryAttribute : TheoryAttribute
 {
     public OpenSslTheoryAttribute()
     {
-        Skip = OpenSslPlatform.SkipReason("OpenSSL's own key-wrap cipher (libcrypto.so.3) is the reference on Linux only.");
+        Skip = OpenSslSkip.Reason("OpenSSL's own key-wrap cipher (libcrypto.so.3) is the reference on Linux only.");
     }
 }
 
 /// <summary>Where libcrypto.so.3 is the platform's library: Linux.</summary>
-internal static class OpenSslPlatform
+internal static class OpenSslSkip
 {
     /// <summary>Null on Linux (the test runs); elsewhere <paramref name="reason"/>, so the test is reported as skipped.</summary>
-    public static string? SkipReason(string reason) => OperatingSystem.IsLinux() ? null : reason;
+    public static string? Reason(string reason) => OperatingSystem.IsLinux() ? null : reason;
 }

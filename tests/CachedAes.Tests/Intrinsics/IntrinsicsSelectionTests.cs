@@ -1,7 +1,10 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using CachedCryptography.Backends;
+using CachedCryptography.Backends.Cng;
 using CachedCryptography.Backends.Intrinsics;
+using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Seam;
 using CachedCryptography.Selection;
 using CachedCryptography.Tests.Backends;
@@ -154,37 +157,37 @@ public sealed class IntrinsicsSelectionTests
     [MemberData(nameof(LinuxCases))]
     public void On_linux_either_the_kernel_flag_or_openssls_default_properties_mean_fips_mode(string? kernelFlag, int? openSsl, bool fips)
     {
-        PlatformFipsMode.Verdict verdict = PlatformFipsMode.FromLinux(kernelFlag, (openSsl, $"OpenSSL said {openSsl}"));
+        PlatformBackend.FipsMode verdict = OpenSslPlatform.FromLinux(kernelFlag, (openSsl, $"OpenSSL said {openSsl}"));
 
         Assert.Equal(fips, verdict.Enabled);
-        Assert.Contains(PlatformFipsMode.LinuxKernelFlag, verdict.Detail, StringComparison.Ordinal);
+        Assert.Contains(OpenSslPlatform.KernelFipsFlag, verdict.Detail, StringComparison.Ordinal);
         Assert.Contains($"OpenSSL said {openSsl}", verdict.Detail, StringComparison.Ordinal);
     }
 
     [Fact]
     public void On_linux_openssl_3_failing_to_answer_counts_as_fips_mode_and_no_libcrypto_leaves_the_kernel_to_decide()
     {
-        (int? failed, string failedDetail) = PlatformFipsMode.AskOpenSsl(() => 0x3000_0130, () => throw new EntryPointNotFoundException("EVP_default_properties_is_fips_enabled"));
+        (int? failed, string failedDetail) = OpenSslPlatform.AskOpenSsl(() => 0x3000_0130, () => throw new EntryPointNotFoundException("EVP_default_properties_is_fips_enabled"));
         Assert.Equal(1, failed);
         Assert.Contains("counted as FIPS mode", failedDetail, StringComparison.Ordinal);
-        Assert.True(PlatformFipsMode.FromLinux("0", (failed, failedDetail)).Enabled);
+        Assert.True(OpenSslPlatform.FromLinux("0", (failed, failedDetail)).Enabled);
 
-        (int? absent, string absentDetail) = PlatformFipsMode.AskOpenSsl(() => throw new PlatformNotSupportedException("no libcrypto"), () => 0);
+        (int? absent, string absentDetail) = OpenSslPlatform.AskOpenSsl(() => throw new PlatformNotSupportedException("no libcrypto"), () => 0);
         Assert.Null(absent);
         Assert.Contains("OpenSSL not asked", absentDetail, StringComparison.Ordinal);
-        Assert.False(PlatformFipsMode.FromLinux("0", (absent, absentDetail)).Enabled);
+        Assert.False(OpenSslPlatform.FromLinux("0", (absent, absentDetail)).Enabled);
 
-        Assert.Equal((null, "OpenSSL 1.1: not asked"), PlatformFipsMode.AskOpenSsl(() => 0x1010_1000, () => throw new InvalidOperationException("not called on 1.1")));
-        Assert.Equal((0, "OpenSSL EVP_default_properties_is_fips_enabled = 0"), PlatformFipsMode.AskOpenSsl(() => 0x3000_0130, () => 0));
+        Assert.Equal((null, "OpenSSL 1.1: not asked"), OpenSslPlatform.AskOpenSsl(() => 0x1010_1000, () => throw new InvalidOperationException("not called on 1.1")));
+        Assert.Equal((0, "OpenSSL EVP_default_properties_is_fips_enabled = 0"), OpenSslPlatform.AskOpenSsl(() => 0x3000_0130, () => 0));
     }
 
     [Theory]
     [InlineData(0, 0, false, "BCryptGetFipsAlgorithmMode = FALSE")]
     [InlineData(0, 1, true, "BCryptGetFipsAlgorithmMode = TRUE")]
-    [InlineData(unchecked((int)0xC000000D), 0, true, "BCryptGetFipsAlgorithmMode failed with NTSTATUS 0xc000000d")]
+    [InlineData(unchecked((int)0xC000000D), 0, true, "BCryptGetFipsAlgorithmMode failed with NTSTATUS 0xC000000D.")]
     public void On_windows_the_fips_policy_decides_and_a_failed_call_counts_as_fips_mode(int status, byte enabled, bool fips, string detail)
     {
-        PlatformFipsMode.Verdict verdict = PlatformFipsMode.FromWindows(status, enabled);
+        PlatformBackend.FipsMode verdict = CngPlatform.FromWindows(status, enabled);
 
         Assert.Equal(fips, verdict.Enabled);
         Assert.Equal(detail, verdict.Detail);
@@ -193,10 +196,10 @@ public sealed class IntrinsicsSelectionTests
     [EnvironmentFact(Needs.Linux)]
     public void On_linux_the_check_asks_the_kernel_and_openssl_3()
     {
-        PlatformFipsMode.Verdict verdict = PlatformFipsMode.Check();
+        PlatformBackend.FipsMode verdict = ProcessBackend.CheckFipsMode();
 
-        bool kernelFips = File.Exists(PlatformFipsMode.LinuxKernelFlag) && File.ReadAllText(PlatformFipsMode.LinuxKernelFlag).Trim() == "1";
-        Assert.Contains(PlatformFipsMode.LinuxKernelFlag, verdict.Detail, StringComparison.Ordinal);
+        bool kernelFips = File.Exists(OpenSslPlatform.KernelFipsFlag) && File.ReadAllText(OpenSslPlatform.KernelFipsFlag).Trim() == "1";
+        Assert.Contains(OpenSslPlatform.KernelFipsFlag, verdict.Detail, StringComparison.Ordinal);
         Assert.Contains("OpenSSL EVP_default_properties_is_fips_enabled = ", verdict.Detail, StringComparison.Ordinal);
         Assert.Equal(kernelFips || verdict.Detail.Contains("EVP_default_properties_is_fips_enabled = 1", StringComparison.Ordinal), verdict.Enabled);
     }

@@ -42,7 +42,7 @@ public static partial class BackendData
     // fresh backend of that shape, so that the handles the self-test made are not counted as the instance's.
     private static CipherBackend SelectAgain()
     {
-        CngBackend Open() => CngBackend.TryCreate(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng, out _)
+        CngBackend Open() => CngBackend.TryCreate(CngApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? cng, out _)
             ? (CngBackend)cng
             : throw new InvalidOperationException("CNG AES could not be opened.");
 

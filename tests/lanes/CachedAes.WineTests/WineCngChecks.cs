@@ -49,7 +49,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     {
         BackendSelection selection = ProcessBackend.Selection;
         CngBackend cng = Assert.IsType<CngBackend>(selection.Native);
-        CbcProbe probe = ProbeCbc(BCryptApi.Instance, cng.CbcAlgorithm);
+        CbcProbe probe = ProbeCbc(CngApi.Instance, cng.CbcAlgorithm);
         output.WriteLine($"probe: {probe}; verdict: {selection.SelfTestResult?.CbcFailure ?? "passed"}");
 
         Assert.True(probe.FirstMessageCorrect, "A fresh CBC key must give stock's ciphertext.");
@@ -81,7 +81,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     [InlineData(false)]
     public void Each_kind_of_algorithm_handle_selects_matches_stock_and_releases_every_handle(bool pseudoHandles)
     {
-        var api = new CountingBCryptApi(BCryptApi.Instance);
+        var api = new CountingCngApi(CngApi.Instance);
         Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw, out _));
         var cng = (CngBackend)raw;
         Assert.Equal(pseudoHandles, cng.UsesPseudoHandles);
@@ -117,7 +117,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     [InlineData(false)]
     public void Objects_dropped_under_constant_collections_match_stock_and_every_key_is_destroyed(bool pseudoHandles)
     {
-        var api = new CountingBCryptApi(BCryptApi.Instance);
+        var api = new CountingCngApi(CngApi.Instance);
         Assert.True(CngBackend.TryCreate(api, pseudoHandles, out CipherBackend? raw, out _));
         BackendSelection selection = SelectionPolicy.Select(null, () => new SelectionPolicy.PlatformProbe(raw, null));
         var counted = new CountingBackend(selection.Backend);
@@ -141,7 +141,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
     /// Straight <c>BCryptGenerateSymmetricKey</c>/<c>BCryptEncrypt</c> calls, no self-test and no CachedAes handle: one key,
     /// the same four-block message twice at the same IV (a fresh copy of it each time), compared with stock AES.
     /// </summary>
-    internal static CbcProbe ProbeCbc(IBCryptApi api, nint cbcAlgorithm)
+    internal static CbcProbe ProbeCbc(ICngApi api, nint cbcAlgorithm)
     {
         var random = new Random(0x1A1);
         byte[] key = new byte[16];
@@ -157,7 +157,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
             expected = stock.EncryptCbc(data, iv, PaddingMode.None);
         }
 
-        using var handle = new BCryptKey(api);
+        using var handle = new CngKeyHandle(api);
         Assert.Equal(0, api.GenerateSymmetricKey(cbcAlgorithm, key, handle));
         byte[] first = new byte[64];
         byte[] second = new byte[64];

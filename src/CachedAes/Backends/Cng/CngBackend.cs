@@ -22,9 +22,9 @@ internal sealed class CngBackend : CipherBackend
     [SupportedOSPlatform("windows")]
     private static readonly Lazy<(CngBackend? Backend, string? Reason)> s_process = new(OpenProcessBackend);
 
-    private readonly IBCryptApi _api;
+    private readonly ICngApi _api;
 
-    private CngBackend(IBCryptApi api, nint ecbAlgorithm, nint cbcAlgorithm, bool usesPseudoHandles)
+    private CngBackend(ICngApi api, nint ecbAlgorithm, nint cbcAlgorithm, bool usesPseudoHandles)
     {
         _api = api;
         EcbAlgorithm = ecbAlgorithm;
@@ -75,7 +75,7 @@ internal sealed class CngBackend : CipherBackend
     /// <paramref name="tryPseudoHandles"/> is true and they work, else on opened providers; false, with what failed, when
     /// neither works (nothing is left open).
     /// </summary>
-    internal static bool TryCreate(IBCryptApi api, bool tryPseudoHandles, [NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
+    internal static bool TryCreate(ICngApi api, bool tryPseudoHandles, [NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
     {
         ArgumentNullException.ThrowIfNull(api);
         string? pseudoFailure = null;
@@ -129,7 +129,7 @@ internal sealed class CngBackend : CipherBackend
     {
         try
         {
-            return TryCreate(BCryptApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? backend, out string? reason)
+            return TryCreate(CngApi.Instance, OperatingSystem.IsWindowsVersionAtLeast(10), out CipherBackend? backend, out string? reason)
                 ? ((CngBackend)backend, null)
                 : (null, reason);
         }
@@ -143,14 +143,14 @@ internal sealed class CngBackend : CipherBackend
     /// Opens an AES provider set to <paramref name="chainingMode"/> and checks that it makes a key; on failure, what failed
     /// (the provider is closed again and <paramref name="algorithm"/> is 0).
     /// </summary>
-    private static string? OpenAes(IBCryptApi api, string chainingMode, out nint algorithm)
+    private static string? OpenAes(ICngApi api, string chainingMode, out nint algorithm)
     {
         int status = api.OpenAlgorithmProvider(BCrypt.BCRYPT_AES_ALGORITHM, out algorithm);
         if (status != 0 || algorithm == 0)
         {
             algorithm = 0;
             return status != 0
-                ? Errors.CngFailure("BCryptOpenAlgorithmProvider(AES)", status)
+                ? BCrypt.Failure("BCryptOpenAlgorithmProvider(AES)", status)
                 : Errors.NoNativeHandle("BCryptOpenAlgorithmProvider(AES)", "algorithm handle").Message;
         }
 
@@ -158,7 +158,7 @@ internal sealed class CngBackend : CipherBackend
         byte[] value = Encoding.Unicode.GetBytes(chainingMode + "\0");
         status = api.SetProperty(algorithm, BCrypt.BCRYPT_CHAINING_MODE, value);
         string? failure = status != 0
-            ? Errors.CngFailure($"BCryptSetProperty(ChainingMode, {chainingMode})", status)
+            ? BCrypt.Failure($"BCryptSetProperty(ChainingMode, {chainingMode})", status)
             : ProbeKey(api, algorithm, $"the {chainingMode} provider");
         if (failure is not null)
         {
@@ -169,15 +169,15 @@ internal sealed class CngBackend : CipherBackend
         return failure;
     }
 
-    private static int KeyObjectLength(IBCryptApi api, nint algorithm) =>
+    private static int KeyObjectLength(ICngApi api, nint algorithm) =>
         api.GetObjectLength(algorithm, out int length) == 0 && length > 0 ? length : 0;
 
     /// <summary>Makes and destroys one throwaway key on <paramref name="algorithm"/>; null when it worked, else what failed.</summary>
-    private static string? ProbeKey(IBCryptApi api, nint algorithm, string what)
+    private static string? ProbeKey(ICngApi api, nint algorithm, string what)
     {
         try
         {
-            using BCryptKey probe = CngCipher.GenerateKey(api, algorithm, keyObjectLength: 0, stackalloc byte[16]);
+            using CngKeyHandle probe = CngCipher.GenerateKey(api, algorithm, keyObjectLength: 0, stackalloc byte[16]);
             return null;
         }
         catch (CryptographicException e)

@@ -15,18 +15,18 @@ namespace CachedCryptography.Backends.Cng;
 /// instance per message makes, allocates no room for it, and two threads using two handles never share its cache
 /// line.)</para>
 /// <para><b>Ownership.</b> The key handle, and the key object buffer the key lives in, belong to a
-/// <see cref="BCryptKey"/> of this object's own (no finalizer), freed by <see cref="Release"/>, also when the key epoch
+/// <see cref="CngKeyHandle"/> of this object's own (no finalizer), freed by <see cref="Release"/>, also when the key epoch
 /// holding this handle was dropped (by the reclaimer of dropped keys, src/CachedAes/Ownership/Reclaimer.cs).</para>
-/// <para>The native layer is injected (<see cref="IBCryptApi"/>) so this logic is tested on any OS.</para>
+/// <para>The native layer is injected (<see cref="ICngApi"/>) so this logic is tested on any OS.</para>
 /// </remarks>
 internal sealed class CngCipher : BlockCipher
 {
-    private readonly IBCryptApi _api;
-    private readonly BCryptKey _key;
+    private readonly ICngApi _api;
+    private readonly CngKeyHandle _key;
     private readonly nint _algorithm;
     private nint _rawKey;
 
-    private CngCipher(IBCryptApi api, nint algorithm, BCryptKey key, BlockCipherMode mode, bool encrypting)
+    private CngCipher(ICngApi api, nint algorithm, CngKeyHandle key, BlockCipherMode mode, bool encrypting)
     {
         _api = api;
         _algorithm = algorithm;
@@ -39,24 +39,24 @@ internal sealed class CngCipher : BlockCipher
     /// <summary>
     /// Creates a key on <paramref name="algorithm"/> (an AES algorithm handle already set to <paramref name="mode"/>) in a key
     /// object CNG allocates; a key change makes the new key in a buffer of <paramref name="keyObjectLength"/> bytes that the
-    /// handle owns from then on (0: CNG allocates every key object; see <see cref="BCryptKey"/>).
+    /// handle owns from then on (0: CNG allocates every key object; see <see cref="CngKeyHandle"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
-    internal static CngCipher Create(IBCryptApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal static CngCipher Create(ICngApi api, nint algorithm, int keyObjectLength, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
-        BCryptKey handle = GenerateKey(api, algorithm, keyObjectLength, key);
+        CngKeyHandle handle = GenerateKey(api, algorithm, keyObjectLength, key);
         return new CngCipher(api, algorithm, handle, mode, encrypting);
     }
 
     /// <summary>
     /// A CNG key handle for <paramref name="key"/> (16, 24 or 32 bytes, passed to CNG as it is: no copy is made) on
     /// <paramref name="algorithm"/>, in a key object CNG allocates; <paramref name="keyObjectLength"/> is what a later
-    /// <see cref="BCryptKey.Rekey"/> makes its own buffer of (see <see cref="Create"/>).
+    /// <see cref="CngKeyHandle.Rekey"/> makes its own buffer of (see <see cref="Create"/>).
     /// </summary>
     /// <exception cref="CryptographicException"><c>BCryptGenerateSymmetricKey</c> failed.</exception>
-    internal static BCryptKey GenerateKey(IBCryptApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
+    internal static CngKeyHandle GenerateKey(ICngApi api, nint algorithm, int keyObjectLength, ReadOnlySpan<byte> key)
     {
-        var handle = new BCryptKey(api, keyObjectLength);
+        var handle = new CngKeyHandle(api, keyObjectLength);
         int status;
         try
         {
@@ -72,7 +72,7 @@ internal sealed class CngCipher : BlockCipher
         {
             handle.Dispose();
             throw status != 0
-                ? new CryptographicException(Errors.CngFailure("BCryptGenerateSymmetricKey", status))
+                ? new CryptographicException(BCrypt.Failure("BCryptGenerateSymmetricKey", status))
                 : Errors.NoNativeHandle("BCryptGenerateSymmetricKey", "key handle");
         }
 
@@ -97,7 +97,7 @@ internal sealed class CngCipher : BlockCipher
         }
 
         string function = Encrypting ? "BCryptEncrypt" : "BCryptDecrypt";
-        return Fail(status != 0 ? Errors.CngFailure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
+        return Fail(status != 0 ? BCrypt.Failure(function, status) : Errors.ShortNativeOutput(function, (ulong)written, input.Length));
     }
 
     public override void Release() => _key.Dispose();
@@ -116,6 +116,6 @@ internal sealed class CngCipher : BlockCipher
             return true;
         }
 
-        return Fail(status != 0 ? Errors.CngFailure(failedCall, status) : Errors.NoNativeHandle(failedCall, "key handle").Message);
+        return Fail(status != 0 ? BCrypt.Failure(failedCall, status) : Errors.NoNativeHandle(failedCall, "key handle").Message);
     }
 }

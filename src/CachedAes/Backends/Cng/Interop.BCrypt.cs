@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 
@@ -104,4 +105,8 @@ internal static unsafe partial class BCrypt
     [DefaultDllImportSearchPaths(DllImportSearchPath.System32)]
     [SupportedOSPlatform("windows")]
     internal static partial int BCryptGetFipsAlgorithmMode(out byte pfEnabled);
+
+    /// <summary>The text of a failed call: the function and its NTSTATUS, in hexadecimal as Windows documents them.</summary>
+    internal static string Failure(string function, int status) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} failed with NTSTATUS 0x{status:X8}.");
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Globalization;
 using System.Runtime.CompilerServices;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
@@ -135,7 +136,8 @@ internal sealed class CommonCryptoCipher : BlockCipher
     /// <summary>Builds the exception for a failed CommonCrypto call: the function name and the status (value and name).</summary>
     internal static CryptographicException Error(string function, int status) => new(Message(function, status));
 
-    private static string Message(string function, int status) => Errors.CommonCryptoFailure(function, status, StatusName(status));
+    private static string Message(string function, int status) =>
+        string.Create(CultureInfo.InvariantCulture, $"{function} failed with CCCryptorStatus {status} ({StatusName(status)}).");
 
     // Every CCCryptorStatus of CommonCryptoError.h.
     private static string StatusName(int status) => status switch

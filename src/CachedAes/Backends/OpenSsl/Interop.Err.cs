@@ -43,12 +43,12 @@ internal static unsafe partial class Libcrypto
 
         if (error == 0)
         {
-            return Errors.OpenSslFailure(function, null);
+            return new($"OpenSSL {function} failed without an error code.");
         }
 
         const int BufferSize = 256; // OpenSSL documents 256 bytes as always enough.
         byte* buffer = stackalloc byte[BufferSize];
         ERR_error_string_n(error, buffer, BufferSize);
-        return Errors.OpenSslFailure(function, Marshal.PtrToStringUTF8((IntPtr)buffer) ?? string.Empty);
+        return new($"OpenSSL {function} failed: {Marshal.PtrToStringUTF8((IntPtr)buffer)}");
     }
 }

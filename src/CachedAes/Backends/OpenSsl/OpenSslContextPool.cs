@@ -32,12 +32,10 @@ internal sealed class OpenSslContextPool
     /// <summary>How long a pooled context may stay unused before a gen-2 collection frees it.</summary>
     internal const int IdleMilliseconds = 10_000;
 
-    // Slot i at index (i + 1) * SlotStride, the rest always null: each slot on cache lines of its own, so that threads
-    // renting and returning at once (each starting at a slot of its own) do not take one line from each other on every
-    // message, as adjacent slots did (docs/design-notes.md, "Thread scaling").
-    private const int SlotStride = 128 / 8;
-
-    private readonly OpenSslCipher?[] _slots = new OpenSslCipher?[(Capacity + 1) * SlotStride];
+    // Each slot on cache lines of its own, so that threads renting and returning at once (each starting at a slot of its
+    // own) do not take one line from each other on every message, as adjacent slots did (docs/design-notes.md, "Thread
+    // scaling").
+    private readonly OpenSslCipher?[] _slots = CacheLineSlots<OpenSslCipher?>.Create(Capacity);
     private readonly LiveCount _contexts = new();
 
     // Environment.TickCount64 as of the last gen-2 callback: what a returned context records as the start of its idle
@@ -58,7 +56,8 @@ internal sealed class OpenSslContextPool
     internal int Count => PooledContexts.Length;
 
     /// <summary>The native contexts the pool holds right now (a test seam: each must hold no key).</summary>
-    internal IntPtr[] PooledContexts => [.. _slots.OfType<OpenSslCipher>().Select(cipher => cipher.Context)];
+    internal IntPtr[] PooledContexts =>
+        [.. Enumerable.Range(0, Capacity).Select(i => CacheLineSlots<OpenSslCipher?>.At(_slots, i)).OfType<OpenSslCipher>().Select(cipher => cipher.Context)];
 
     /// <summary>A pooled context, or null when the pool is empty.</summary>
     public OpenSslCipher? TryRent()
@@ -67,7 +66,7 @@ internal sealed class OpenSslContextPool
         int index = StartIndex();
         for (int i = 0; i < Capacity; i++, index = index + 1 == Capacity ? 0 : index + 1)
         {
-            ref OpenSslCipher? slot = ref slots[(index + 1) * SlotStride];
+            ref OpenSslCipher? slot = ref CacheLineSlots<OpenSslCipher?>.At(slots, index);
             if (Volatile.Read(ref slot) is not null && Interlocked.Exchange(ref slot, null) is { } cipher)
             {
                 return cipher;
@@ -85,7 +84,7 @@ internal sealed class OpenSslContextPool
         int index = StartIndex();
         for (int i = 0; i < Capacity; i++, index = index + 1 == Capacity ? 0 : index + 1)
         {
-            ref OpenSslCipher? slot = ref slots[(index + 1) * SlotStride];
+            ref OpenSslCipher? slot = ref CacheLineSlots<OpenSslCipher?>.At(slots, index);
             if (Volatile.Read(ref slot) is null && Interlocked.CompareExchange(ref slot, cipher, null) is null)
             {
                 return true;
@@ -105,14 +104,15 @@ internal sealed class OpenSslContextPool
         int freed = 0;
         long now = Environment.TickCount64;
         OpenSslCipher?[] slots = _slots;
-        for (int i = 0; i < slots.Length; i++)
+        for (int i = 0; i < Capacity; i++)
         {
-            if (Volatile.Read(ref slots[i]) is not { } candidate || now - candidate.IdleSince < minimumIdleMilliseconds)
+            ref OpenSslCipher? slot = ref CacheLineSlots<OpenSslCipher?>.At(slots, i);
+            if (Volatile.Read(ref slot) is not { } candidate || now - candidate.IdleSince < minimumIdleMilliseconds)
             {
                 continue;
             }
 
-            if (Interlocked.CompareExchange(ref slots[i], null, candidate) == candidate)
+            if (Interlocked.CompareExchange(ref slot, null, candidate) == candidate)
             {
                 candidate.Discard();
                 freed++;
@@ -150,9 +150,9 @@ internal sealed class OpenSslContextPool
             if (_pool.Target is not OpenSslContextPool pool)
             {
                 _pool.Free();
-                for (int i = 0; i < _slots.Length; i++)
+                for (int i = 0; i < Capacity; i++)
                 {
-                    Interlocked.Exchange(ref _slots[i], null)?.Discard();
+                    Interlocked.Exchange(ref CacheLineSlots<OpenSslCipher?>.At(_slots, i), null)?.Discard();
                 }
 
                 return;

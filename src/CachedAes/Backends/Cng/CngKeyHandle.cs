@@ -33,9 +33,9 @@ namespace CachedCryptography.Backends.Cng;
 /// "Platform contracts"). A key whose object CNG allocated leaves nothing of this object's own behind when its destroy
 /// fails.</para>
 /// </remarks>
-internal sealed unsafe class BCryptKey : IDisposable
+internal sealed unsafe class CngKeyHandle : IDisposable
 {
-    private readonly IBCryptApi _api;
+    private readonly ICngApi _api;
     private readonly int _rekeyObjectLength;
     private nint _handle;
     private void* _keyObject;
@@ -48,7 +48,7 @@ internal sealed unsafe class BCryptKey : IDisposable
     /// The size of the key object buffer that a key change makes the new key in (<c>BCRYPT_OBJECT_LENGTH</c>), allocated at
     /// the first <see cref="Rekey"/>; 0 to let CNG allocate every key object. Nothing is allocated here.
     /// </param>
-    public BCryptKey(IBCryptApi api, int rekeyObjectLength = 0)
+    public CngKeyHandle(ICngApi api, int rekeyObjectLength = 0)
     {
         _api = api;
         _rekeyObjectLength = rekeyObjectLength;

@@ -4,16 +4,16 @@ using System.Runtime.Versioning;
 
 namespace CachedCryptography.Backends.Cng;
 
-/// <summary>The real <see cref="IBCryptApi"/>: straight calls into <c>bcrypt.dll</c>.</summary>
+/// <summary>The real <see cref="ICngApi"/>: straight calls into <c>bcrypt.dll</c>.</summary>
 /// <remarks>Every method that makes a native call is never inlined, so that the call is made inline with the vector
 /// registers' upper halves cleared before it (docs/design-notes.md, "Native calls out of line").</remarks>
 [SupportedOSPlatform("windows")]
-internal sealed unsafe class BCryptApi : IBCryptApi
+internal sealed unsafe class CngApi : ICngApi
 {
     /// <summary>The one instance.</summary>
-    public static readonly BCryptApi Instance = new();
+    public static readonly CngApi Instance = new();
 
-    private BCryptApi() { }
+    private CngApi() { }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     public int OpenAlgorithmProvider(string algorithmId, out nint algorithm)
@@ -54,7 +54,7 @@ internal sealed unsafe class BCryptApi : IBCryptApi
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key)
     {
         int status;
         nint raw;

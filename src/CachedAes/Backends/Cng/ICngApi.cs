@@ -4,11 +4,11 @@ namespace CachedCryptography.Backends.Cng;
 
 /// <summary>
 /// The thin native-call layer under the CNG backend: one method per <c>bcrypt.dll</c> call, no policy.
-/// The real implementation is <see cref="BCryptApi"/>; tests substitute a simulated layer that follows
+/// The real implementation is <see cref="CngApi"/>; tests substitute a simulated layer that follows
 /// the documented CNG semantics, so all the managed logic above it runs on any OS.
 /// </summary>
 /// <remarks>Every method returns the call's <c>NTSTATUS</c> (0 = success) and never throws for a native failure.</remarks>
-internal interface IBCryptApi
+internal interface ICngApi
 {
     /// <summary><c>BCryptOpenAlgorithmProvider(&amp;h, algorithmId, NULL, 0)</c>.</summary>
     int OpenAlgorithmProvider(string algorithmId, out nint algorithm);
@@ -30,12 +30,12 @@ internal interface IBCryptApi
     /// the key object buffer of <paramref name="key"/> (NULL and 0 when it has none: CNG allocates the object); on
     /// success the new native handle is attached to <paramref name="key"/>, which then owns it.
     /// </summary>
-    int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key);
+    int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key);
 
     /// <summary>
     /// <c>BCryptEncrypt(key, input, input.Length, NULL, iv, iv.Length, output, output.Length, &amp;written, 0)</c>;
     /// an empty <paramref name="iv"/> is passed as NULL. CNG overwrites <paramref name="iv"/> with the chaining value.
-    /// <paramref name="key"/> is the raw key handle: its owner (a <see cref="BCryptKey"/>) keeps it alive for the
+    /// <paramref name="key"/> is the raw key handle: its owner (a <see cref="CngKeyHandle"/>) keeps it alive for the
     /// call, so no reference is counted per call.
     /// </summary>
     int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
@@ -43,6 +43,6 @@ internal interface IBCryptApi
     /// <summary><c>BCryptDecrypt</c>, with the same conventions as <see cref="Encrypt"/>.</summary>
     int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
 
-    /// <summary><c>BCryptDestroyKey(key)</c>. Called only by <see cref="BCryptKey"/>.</summary>
+    /// <summary><c>BCryptDestroyKey(key)</c>. Called only by <see cref="CngKeyHandle"/>.</summary>
     int DestroyKey(nint key);
 }

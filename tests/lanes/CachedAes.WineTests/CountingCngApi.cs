@@ -9,7 +9,7 @@ namespace CachedCryptography.WineTests;
 /// The real <c>bcrypt.dll</c> layer with every handle's life counted: providers opened and closed, keys created and
 /// destroyed (and the status of each destroy), and closes of handles that were never opened (a pseudo-handle, say).
 /// </summary>
-internal sealed class CountingBCryptApi(IBCryptApi inner) : IBCryptApi
+internal sealed class CountingCngApi(ICngApi inner) : ICngApi
 {
     private readonly ConcurrentDictionary<nint, bool> _openProviders = new();
     private int _providersOpened;
@@ -58,7 +58,7 @@ internal sealed class CountingBCryptApi(IBCryptApi inner) : IBCryptApi
 
     public int GetObjectLength(nint algorithm, out int length) => inner.GetObjectLength(algorithm, out length);
 
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key)
     {
         int status = inner.GenerateSymmetricKey(algorithm, secret, key);
         if (status == 0)

@@ -22,7 +22,7 @@ namespace CachedCryptography.Tests.Backends;
 /// <see cref="SimulatedNativeLayer.ReportOneBlockShort"/>: encrypt and decrypt transform everything but report
 /// 16 bytes fewer in <c>pcbResult</c>.
 /// </remarks>
-internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHandle: 0x10000), IBCryptApi
+internal sealed class SimulatedCngApi() : SimulatedNativeLayer("key", firstHandle: 0x10000), ICngApi
 {
     public const int STATUS_SUCCESS = 0;
     public const int STATUS_INVALID_HANDLE = unchecked((int)0xC0000008);
@@ -211,7 +211,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         }
     }
 
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, BCryptKey key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key)
     {
         lock (Sync)
         {
@@ -263,7 +263,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
                 }
             }
 
-            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<BCryptKey>(key) });
+            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<CngKeyHandle>(key) });
             if (key.KeyObject != 0)
             {
                 // Like CNG, keep the key's state in the caller's buffer: here a mark the audit checks while the key lives.
@@ -380,7 +380,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         foreach ((nint handle, NativeObject entry) in LiveObjects())
         {
             var key = (Key)entry;
-            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out BCryptKey? owner))
+            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out CngKeyHandle? owner))
             {
                 continue;
             }
@@ -420,7 +420,7 @@ internal sealed class SimulatedBCryptApi() : SimulatedNativeLayer("key", firstHa
         public nint KeyObject { get; init; }
 
         /// <summary>The handle that owns <see cref="KeyObject"/> (weakly: a dropped one must still be finalized).</summary>
-        public required WeakReference<BCryptKey> Owner { get; init; }
+        public required WeakReference<CngKeyHandle> Owner { get; init; }
 
         /// <summary>Whether the audit already reported this key's buffer.</summary>
         public bool Audited { get; set; }
