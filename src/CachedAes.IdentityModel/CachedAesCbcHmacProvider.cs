@@ -286,6 +286,9 @@ public sealed class CachedAesCbcHmacProvider : AuthenticatedEncryptionProvider
     private void EnterCall()
     {
         int state = Volatile.Read(ref _state);
+
+        // Progress by construction: a compare-exchange fails only when another thread changed the word (a call counted in
+        // or out, or Dispose), so every retry follows someone else's progress, and Dispose ends the loop with the throw.
         while (true)
         {
             if ((state & Disposed) != 0)
