@@ -104,7 +104,7 @@ public sealed partial class CachedAes
 
         // Stock's checks, in stock's order.
         ArgumentNullException.ThrowIfNull(rgbKey);
-        if (rgbKey.Length is not (16 or 24 or 32))
+        if (!BlockCipher.IsKeySize(rgbKey.Length))
         {
             throw new ArgumentException(Errors.InvalidKeySize, nameof(rgbKey));
         }

@@ -83,7 +83,7 @@ public sealed partial class CachedAes : Aes
         // (a null key is an invalid key size, a CryptographicException, not an ArgumentNullException).
         set
         {
-            if (value is null || value.Length is not (16 or 24 or 32))
+            if (value is null || !BlockCipher.IsKeySize(value.Length))
             {
                 SetKey(value);
                 return;
