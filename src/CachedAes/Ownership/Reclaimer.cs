@@ -41,7 +41,10 @@ internal static class Reclaimer
     /// <summary>True while this thread gives back a dropped epoch's handles (a test seam: counting backends tell those apart).</summary>
     internal static bool OnReclaimingThread => t_givingBack;
 
-    /// <summary>How many dropped epochs' handle slots wait to be given back (a test seam).</summary>
+    /// <summary>
+    /// How many dropped epochs' handle slots wait to be given back or are being given back now (a test seam): a slots
+    /// object is counted from its sweep until every handle in it was given back, not only until it is dequeued.
+    /// </summary>
     internal static int Queued => Volatile.Read(ref s_droppedCount);
 
     /// <summary>Starts the sweeps after collections, once (called by every new key epoch: one read once started).</summary>
@@ -55,7 +58,7 @@ internal static class Reclaimer
 
     /// <summary>
     /// Gives back up to a few queued dropped epochs' handles, if any are queued: called by every thread about to make a
-    /// handle. One read when nothing is queued.
+    /// handle. One read when nothing is queued (or a dequeue that finds nothing, while another thread gives back the last).
     /// </summary>
     internal static void Help()
     {
@@ -65,12 +68,44 @@ internal static class Reclaimer
         }
     }
 
-    /// <summary>One sweep now, and every queued handle given back; returns how many dropped keys it found (a test seam, after the test has collected).</summary>
+    /// <summary>
+    /// One sweep now, and every queued handle given back by this thread; returns how many dropped keys it found (a test
+    /// seam, after the test has collected). A sweep on a pool thread may have dequeued slots just before and still be
+    /// giving them back when this returns: <see cref="WaitUntilGivenBack"/> waits for those.
+    /// </summary>
     internal static int SweepNow()
     {
         int found = Sweep();
         GiveBackQueued(int.MaxValue);
         return found;
+    }
+
+    /// <summary>
+    /// Gives back what is queued and waits until no thread is giving back a dropped epoch's handles any more (a test seam,
+    /// for a test that has collected and swept and then counts what was given back). Each wait is for work another thread
+    /// has taken and is doing (a bounded number of native releases), so it ends; should a release hang, this gives up
+    /// with a <see cref="TimeoutException"/> after <paramref name="timeout"/> rather than wait for ever.
+    /// </summary>
+    /// <exception cref="TimeoutException">Give-backs were still in progress after <paramref name="timeout"/>.</exception>
+    internal static void WaitUntilGivenBack(TimeSpan timeout)
+    {
+        long deadline = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
+        while (true)
+        {
+            GiveBackQueued(int.MaxValue);
+            int pending = Volatile.Read(ref s_droppedCount);
+            if (pending == 0)
+            {
+                return;
+            }
+
+            if (Environment.TickCount64 > deadline)
+            {
+                throw new TimeoutException($"{pending} dropped key epochs' handles were still being given back after {timeout}.");
+            }
+
+            Thread.Sleep(1);
+        }
     }
 
     private static int Sweep()
@@ -107,7 +142,8 @@ internal static class Reclaimer
     }
 
     // Gives back the handles of up to `batch` queued dropped epochs. Each slots object is dequeued by one thread, which
-    // then owns every handle in it (nothing else can reach a dropped epoch's slots).
+    // then owns every handle in it (nothing else can reach a dropped epoch's slots). The count drops once its handles are
+    // given back, not when it is dequeued, so that a zero count means none is queued and none is in progress.
     private static void GiveBackQueued(int batch)
     {
         t_givingBack = true;
@@ -115,8 +151,14 @@ internal static class Reclaimer
         {
             for (int i = 0; i < batch && s_dropped.TryDequeue(out HandleSlots? slots); i++)
             {
-                Interlocked.Decrement(ref s_droppedCount);
-                CachedAesMetrics.FinalizedHandles.Add(slots.GiveBackDropped());
+                try
+                {
+                    CachedAesMetrics.FinalizedHandles.Add(slots.GiveBackDropped());
+                }
+                finally
+                {
+                    Interlocked.Decrement(ref s_droppedCount);
+                }
             }
         }
         finally

@@ -92,12 +92,17 @@ internal static class TestUtil
         }
     }
 
-    /// <summary>A full collection, the finalizers it queued, and a sweep of dropped keys (<see cref="CachedCryptography.Ownership.Reclaimer"/>).</summary>
+    /// <summary>
+    /// A full collection, the finalizers it queued, a sweep of dropped keys (<see cref="CachedCryptography.Ownership.Reclaimer"/>),
+    /// and a wait for give-backs a sweep on a pool thread is in the middle of, so that what the dropped keys held is all
+    /// given back when this returns.
+    /// </summary>
     public static void CollectDropped()
     {
         GC.Collect();
         GC.WaitForPendingFinalizers();
         GC.Collect();
         CachedCryptography.Ownership.Reclaimer.SweepNow();
+        CachedCryptography.Ownership.Reclaimer.WaitUntilGivenBack(TimeSpan.FromSeconds(30));
     }
 }
