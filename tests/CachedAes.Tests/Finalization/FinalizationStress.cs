@@ -144,6 +144,9 @@ internal static class FinalizationStress
             GC.WaitForPendingFinalizers();
             CachedCryptography.Ownership.Reclaimer.SweepNow();
         }
+
+        // A sweep on a pool thread may still be giving back what it dequeued (GiveBackInProgressTests).
+        CachedCryptography.Ownership.Reclaimer.WaitUntilGivenBack(TimeSpan.FromSeconds(30));
     }
 
     // One step; null when every output matched stock, else what differed.

@@ -206,6 +206,8 @@ internal static class LifecycleRaces
                 CachedCryptography.Ownership.Reclaimer.SweepNow();
             }
 
+            // A sweep on a pool thread may still be giving back what it dequeued (GiveBackInProgressTests).
+            CachedCryptography.Ownership.Reclaimer.WaitUntilGivenBack(TimeSpan.FromSeconds(30));
             return new Outcome([.. _failures], Interlocked.Read(ref _operations), Interlocked.Read(ref _unchosen));
         }
 
