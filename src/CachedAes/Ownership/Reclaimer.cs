@@ -33,6 +33,8 @@ internal static class Reclaimer
     private static readonly ConcurrentQueue<HandleSlots> s_dropped = new();
     private static int s_queuedSweep;
     private static int s_armed;
+    // Dropped epochs' slots queued or being given back now: counted from their sweep until every handle in them was
+    // given back, not only until they are dequeued.
     private static int s_droppedCount;
 
     [ThreadStatic]
@@ -40,12 +42,6 @@ internal static class Reclaimer
 
     /// <summary>True while this thread gives back a dropped epoch's handles (a test seam: counting backends tell those apart).</summary>
     internal static bool OnReclaimingThread => t_givingBack;
-
-    /// <summary>
-    /// How many dropped epochs' handle slots wait to be given back or are being given back now (a test seam): a slots
-    /// object is counted from its sweep until every handle in it was given back, not only until it is dequeued.
-    /// </summary>
-    internal static int Queued => Volatile.Read(ref s_droppedCount);
 
     /// <summary>Starts the sweeps after collections, once (called by every new key epoch: one read once started).</summary>
     internal static void Arm()

@@ -199,15 +199,7 @@ internal static class LifecycleRaces
                 instance.Dispose();
             }
 
-            for (int i = 0; i < 3; i++)
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-                CachedCryptography.Ownership.Reclaimer.SweepNow();
-            }
-
-            // A sweep on a pool thread may still be giving back what it dequeued (GiveBackInProgressTests).
-            CachedCryptography.Ownership.Reclaimer.WaitUntilGivenBack(TimeSpan.FromSeconds(30));
+            Finalization.FinalizationStress.CollectEverything();
             return new Outcome([.. _failures], Interlocked.Read(ref _operations), Interlocked.Read(ref _unchosen));
         }
 
