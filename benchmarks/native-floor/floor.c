@@ -31,7 +31,9 @@
  *   rekey           A new key before every message on a reused context: EVP_CipherInit_ex(ctx, NULL, NULL, key, iv,
  *                   -1) (ECB: no IV), the same-size re-key EVP_EncryptInit(3) documents, then one EVP_CipherUpdate.
  *                   The row re-keys with the same key bytes each time, so its output can be checked; OpenSSL runs
- *                   the whole key schedule whatever the key's value. (The native work of a kept instance given another
+ *                   the whole key schedule whatever the key's value. Encryption contexts keep OpenSSL's padding on,
+ *                   as CachedAes's do (a re-key of a context with padding off also re-applies that setting, about
+ *                   430 instructions of parameter lookup). (The native work of a kept instance given another
  *                   key per message: the Breakdown's newkey row.)
  *
  * Output: CSV on stdout, one row per (variant, operation, size):
@@ -342,6 +344,11 @@ static void setup(struct row *r, enum variant variant, enum op op, int size)
     r->length = length;
     if (variant != STOCK_SEQUENCE) {
         r->ctx = keyed_context(cipher_of(op), encrypting(op));
+        if (variant == REKEY && encrypting(op) && EVP_CIPHER_CTX_set_padding(r->ctx, 1) != 1) {
+            /* As CachedAes's encryption contexts: OpenSSL's padding left on (only EVP_CipherFinal_ex, never called,
+               would add it), so a re-key does not re-apply a padding setting. */
+            die("EVP_CIPHER_CTX_set_padding");
+        }
         memcpy(r->chain, iv, BLOCK); /* the context was keyed with iv and has processed nothing yet */
     }
 }
