@@ -85,7 +85,8 @@ def page(run, args, png):
     out.append(table(["Target", "Measured", "From", "Met"], targets(run), 4) + "\n")
     for type_name, rows in run.classes.items():
         out.append(f"## {type_name}\n\n{class_table(run, rows)}\n")
-    out.append("## Where a steady 16 B call goes\n\nInstructions per call under callgrind and native ns per call, layer by "
+    out.append("## Where a steady 16 B call goes\n\nInstructions per call under callgrind, counted on a native AOT build of "
+               "the harness (under valgrind the JIT runs unoptimized code), and native ns per call on the JIT, layer by "
                "layer from the native update alone to the public call (`benchmarks/CachedAes.Breakdown`, .NET 10).\n")
     out.append(breakdown(run.breakdown) + "\n")
     return "\n".join(out)

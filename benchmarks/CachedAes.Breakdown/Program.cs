@@ -24,8 +24,9 @@ namespace CachedCryptography.Breakdown;
 /// </summary>
 internal static class Program
 {
-    // Under callgrind everything runs ~50 times slower, and the tiered JIT promotes a hot method in several
-    // steps (tier 0, instrumented, optimized with profile data), each after a pause and a background compile.
+    // The timed (JIT) run: the tiered JIT promotes a hot method in several steps (tier 0, instrumented, optimized
+    // with profile data), each after a pause and a background compile. (The callgrind run is a native AOT build,
+    // already optimized; see breakdown.sh.)
     private static readonly int WarmUpRounds =
         int.TryParse(Environment.GetEnvironmentVariable("BREAKDOWN_WARMUP_ROUNDS"), CultureInfo.InvariantCulture, out int rounds) ? rounds : 30;
 

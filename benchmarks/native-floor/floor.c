@@ -28,6 +28,13 @@
  *                   EVP_CipherInit_ex with the implicit-fetch EVP_aes_256_ecb()/_cbc() and no key, set the key
  *                   length, EVP_CipherInit_ex with key and IV, set_padding(0), one EVP_CipherUpdate,
  *                   EVP_CipherFinal_ex, EVP_CIPHER_CTX_free. (Stock pads in managed code, so padding is off.)
+ *   rekey           A new key before every message on a reused context: EVP_CipherInit_ex(ctx, NULL, NULL, key, iv,
+ *                   -1) (ECB: no IV), the same-size re-key EVP_EncryptInit(3) documents, then one EVP_CipherUpdate.
+ *                   The row re-keys with the same key bytes each time, so its output can be checked; OpenSSL runs
+ *                   the whole key schedule whatever the key's value. Encryption contexts keep OpenSSL's padding on,
+ *                   as CachedAes's do (a re-key of a context with padding off also re-applies that setting, about
+ *                   430 instructions of parameter lookup). (The native work of a kept instance given another
+ *                   key per message: the Breakdown's newkey row.)
  *
  * Output: CSV on stdout, one row per (variant, operation, size):
  *   variant,operation,size,median_ns,min_ns,max_ns,iterations,repetitions
@@ -66,8 +73,8 @@ enum op { ENCRYPT_ECB, DECRYPT_ECB, ENCRYPT_CBC, DECRYPT_CBC, WRAP, UNWRAP };
 static const char *const op_names[] = {
     "EncryptEcb", "DecryptEcb", "EncryptCbc", "DecryptCbc", "EncryptKeyWrapPadded", "DecryptKeyWrapPadded",
 };
-enum variant { FLOOR, CBC_RESTART, STOCK_SEQUENCE };
-static const char *const variant_names[] = {"floor", "cbc-restart", "stock-sequence"};
+enum variant { FLOOR, CBC_RESTART, STOCK_SEQUENCE, REKEY };
+static const char *const variant_names[] = {"floor", "cbc-restart", "stock-sequence", "rekey"};
 
 static unsigned char key[32];
 static unsigned char iv[BLOCK];
@@ -260,6 +267,14 @@ static int run_once(struct row *r)
         EVP_CIPHER_CTX_free(ctx);
         return r->length;
     }
+    case REKEY: {
+        int cbc = r->op == ENCRYPT_CBC || r->op == DECRYPT_CBC;
+        if (EVP_CipherInit_ex(r->ctx, NULL, NULL, key, cbc ? iv : NULL, -1) != 1) {
+            die("EVP_CipherInit_ex (re-key)");
+        }
+        update(r->ctx, r->out, r->in, r->length);
+        return r->length;
+    }
     }
     die("an unknown row");
     return 0;
@@ -329,6 +344,11 @@ static void setup(struct row *r, enum variant variant, enum op op, int size)
     r->length = length;
     if (variant != STOCK_SEQUENCE) {
         r->ctx = keyed_context(cipher_of(op), encrypting(op));
+        if (variant == REKEY && encrypting(op) && EVP_CIPHER_CTX_set_padding(r->ctx, 1) != 1) {
+            /* As CachedAes's encryption contexts: OpenSSL's padding left on (only EVP_CipherFinal_ex, never called,
+               would add it), so a re-key does not re-apply a padding setting. */
+            die("EVP_CIPHER_CTX_set_padding");
+        }
         memcpy(r->chain, iv, BLOCK); /* the context was keyed with iv and has processed nothing yet */
     }
 }
@@ -360,7 +380,7 @@ static int self_check(void)
     static unsigned char expected[MAX_MESSAGE + BLOCK];
     int failures = 0;
 
-    for (int v = FLOOR; v <= STOCK_SEQUENCE; v++) {
+    for (int v = FLOOR; v <= REKEY; v++) {
         for (int op = ENCRYPT_ECB; op <= DECRYPT_CBC; op++) {
             if (v == CBC_RESTART && (op == ENCRYPT_ECB || op == DECRYPT_ECB)) {
                 continue;
@@ -535,7 +555,7 @@ int main(int argc, char **argv)
     printf("variant,operation,size,median_ns,min_ns,max_ns,iterations,repetitions\n");
 
     static struct row r;
-    for (int v = FLOOR; v <= STOCK_SEQUENCE; v++) {
+    for (int v = FLOOR; v <= REKEY; v++) {
         for (int op = ENCRYPT_ECB; op <= DECRYPT_CBC; op++) {
             if (v == CBC_RESTART && (op == ENCRYPT_ECB || op == DECRYPT_ECB)) {
                 continue;

@@ -67,6 +67,7 @@ case "$mode" in
       cbc-restart,EncryptCbc,16, cbc-restart,DecryptCbc,16,
       stock-sequence,EncryptEcb,16, stock-sequence,DecryptEcb,16, stock-sequence,EncryptCbc,16,
       stock-sequence,DecryptCbc,16,
+      rekey,EncryptEcb,16, rekey,DecryptEcb,16, rekey,EncryptCbc,16, rekey,DecryptCbc,16,
       floor,EncryptKeyWrapPadded,32, floor,DecryptKeyWrapPadded,32,
     )
     work=$(mktemp -d)

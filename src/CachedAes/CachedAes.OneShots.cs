@@ -79,6 +79,7 @@ public sealed partial class CachedAes
 
     // No exception handler here (it would keep the JIT from inlining the calls around it): the work reports how it ended,
     // the handle goes back, and only then does a failure throw.
+    [SkipLocalsInit] // every local is written before it is read
     private bool Encrypt(BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> destination, out int bytesWritten)
     {
         int length = SymmetricPadding.GetCiphertextLength(plaintext.Length, padding);
@@ -104,6 +105,7 @@ public sealed partial class CachedAes
         return true;
     }
 
+    [SkipLocalsInit] // every local is written before it is read
     private bool Decrypt(BlockCipherMode mode, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> destination, out int bytesWritten)
     {
         OneShot.Decryption check = OneShot.CheckDecryption(ciphertext.Length, destination.Length, padding);

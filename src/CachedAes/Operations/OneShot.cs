@@ -87,6 +87,7 @@ internal static class OneShot
     /// <exception cref="CryptographicException">
     /// The ciphertext is not whole blocks, or it is empty and <paramref name="padding"/> expects a padding block.
     /// </exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static Decryption CheckDecryption(int ciphertextLength, int destinationLength, PaddingMode padding)
     {
         if ((ciphertextLength & (BlockSize - 1)) != 0)
@@ -124,6 +125,8 @@ internal static class OneShot
     /// empty for ECB.
     /// </summary>
     /// <returns><see cref="Outcome.Done"/>, or <see cref="Outcome.NativeFailure"/> (the ciphertext is then cleared).</returns>
+    [SkipLocalsInit] // every local is written before it is read
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // on every one-shot's path, from one or two callers
     public static Outcome Encrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
         Debug.Assert(ciphertext.Length == SymmetricPadding.GetCiphertextLength(plaintext.Length, padding) && !ciphertext.IsEmpty);
@@ -150,6 +153,8 @@ internal static class OneShot
     /// <paramref name="destination"/>; <see cref="Outcome.InvalidPadding"/> or <see cref="Outcome.NativeFailure"/>. No
     /// plaintext is left in <paramref name="destination"/> unless done.
     /// </returns>
+    [SkipLocalsInit] // every local is written before it is read
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // on every one-shot's path, from one or two callers
     public static Outcome Decrypt(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> ciphertext, Span<byte> destination, out int bytesWritten)
     {
         Debug.Assert(CheckDecryption(ciphertext.Length, destination.Length, padding) == Decryption.Needed);
@@ -173,11 +178,11 @@ internal static class OneShot
             return Outcome.InvalidPadding;
         }
 
-        // The pad bytes are plaintext too. The caller's memory stays observable, so a plain clear is never
+        // The pad bytes are plaintext too. The caller's memory stays observable, so a plain store is never
         // optimised away (ZeroMemory is for buffers about to go out of scope, and is not inlined).
         if (length != message.Length)
         {
-            message.Slice(length).Clear();
+            SymmetricPadding.ClearPadding(message, length);
         }
 
         bytesWritten = length;

@@ -62,7 +62,7 @@ internal static class SymmetricPadding
         if (dataLength != 0)
         {
             // Positions dataLength..15 take the padding; the data bytes before them stay.
-            Vector128<byte> isPad = Vector128.GreaterThanOrEqual(s_positions, Vector128.Create((byte)dataLength));
+            Vector128<byte> isPad = Vector128.GreaterThanOrEqual(Positions, Vector128.Create((byte)dataLength));
             pad = Vector128.ConditionalSelect(isPad, pad, Vector128.LoadUnsafe(ref block));
         }
 
@@ -97,7 +97,7 @@ internal static class SymmetricPadding
         {
             // Bytes 16 - count .. 14 of the block are pad bytes besides the count byte itself: PKCS7 wants each equal
             // to count, ANSI X9.23 wants them zero. ISO 10126 pad bytes are random and never checked.
-            Vector128<byte> inPad = Vector128.GreaterThanOrEqual(s_positions, Vector128.Create((byte)(BlockSize - count))) & s_allButLast;
+            Vector128<byte> inPad = Vector128.GreaterThanOrEqual(Positions, Vector128.Create((byte)(BlockSize - count))) & AllButLast;
             Vector128<byte> expected = padding == PaddingMode.PKCS7 ? Vector128.Create((byte)count) : Vector128<byte>.Zero;
             Vector128<byte> difference = (last ^ expected) & inPad;
             bad |= (int)(Vector128.Equals(difference, Vector128<byte>.Zero).ExtractMostSignificantBits() ^ 0xFFFF);
@@ -106,10 +106,35 @@ internal static class SymmetricPadding
         return bad == 0 ? plaintext.Length - count : -1;
     }
 
-    private static readonly Vector128<byte> s_positions = Vector128.Create((byte)0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /// <summary>
+    /// Zeroes the padding that <see cref="GetUnpaddedLength"/> found after the first <paramref name="length"/> bytes of
+    /// <paramref name="plaintext"/> (whole blocks): 1 to 16 bytes, all in the last block, cleared with one vector blend
+    /// whatever their number.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void ClearPadding(Span<byte> plaintext, int length)
+    {
+        int count = plaintext.Length - length;
+        Debug.Assert(count is > 0 and <= BlockSize && plaintext.Length % BlockSize == 0);
+        ref byte last = ref MemoryMarshal.GetReference(plaintext.Slice(plaintext.Length - BlockSize, BlockSize));
+        Vector128<byte> keep = Vector128.LessThan(Positions, Vector128.Create((byte)(BlockSize - count)));
+        (Vector128.LoadUnsafe(ref last) & keep).StoreUnsafe(ref last);
+    }
 
-    private static readonly Vector128<byte> s_allButLast = Vector128.Create(
-        (byte)0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00);
+    // Vector constants, not static readonly fields: the JIT and the AOT compiler both fold a Vector128.Create of
+    // constants into the code, while a static field costs the AOT build a check of the class's initialisation on every
+    // call and keeps these methods from being inlined there.
+    private static Vector128<byte> Positions
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => Vector128.Create((byte)0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+
+    private static Vector128<byte> AllButLast
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => Vector128.Create((byte)0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x00);
+    }
 
     // ISO 10126: random pad bytes, the last one the count.
     [SkipLocalsInit]

@@ -141,6 +141,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         }
     }
 
+    [SkipLocalsInit] // every local is written before it is read
     public override bool TryTransform(ReadOnlySpan<byte> iv, ReadOnlySpan<byte> input, Span<byte> output)
     {
         Debug.Assert(!IsFaulted);
@@ -217,6 +218,8 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     // ECB 128/192/256 then CBC 128/192/256: the backend's table (OpenSslBackend).
     private static IntPtr CipherFor(IntPtr[] ciphers, BlockCipherMode mode, int keyLength) => ciphers[(int)mode * 3 + (keyLength / 8 - 2)];
 
+    [SkipLocalsInit] // every local is written before it is read
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // one caller, TryTransform
     private bool CbcEncrypt(Vector128<byte> fixUp, byte* input, byte* output, int length)
     {
         Vector128<byte> first = Vector128.Load(input) ^ fixUp;
@@ -241,6 +244,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         return done;
     }
 
+    [SkipLocalsInit] // every local is written before it is read
     private bool CbcDecrypt(Vector128<byte> fixUp, byte* input, byte* output, int length)
     {
         // Read before an in-place update overwrites it.
