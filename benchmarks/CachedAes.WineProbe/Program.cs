@@ -264,10 +264,10 @@ internal static class Program
     [SupportedOSPlatform("windows")]
     private sealed unsafe class KeptKey : IDisposable
     {
-        private readonly CngKeyHandle _ecb = new(CngApi.Instance);
+        private readonly CngCipher _ecb = Unkeyed(0);
         private readonly int _keyObjectLength;
-        private readonly CngKeyHandle _rekeyedInCngObjects;
-        private readonly CngKeyHandle _rekeyedInOwnBuffer;
+        private readonly CngCipher _rekeyedInCngObjects;
+        private readonly CngCipher _rekeyedInOwnBuffer;
 
         public KeptKey()
         {
@@ -279,8 +279,8 @@ internal static class Program
 
             // Two ECB keys that are re-keyed over and over: one with no object length (every key in an object CNG
             // allocates), one with it (from its first re-key on, every key in the handle's own buffer).
-            _rekeyedInCngObjects = new CngKeyHandle(CngApi.Instance);
-            _rekeyedInOwnBuffer = new CngKeyHandle(CngApi.Instance, _keyObjectLength);
+            _rekeyedInCngObjects = Unkeyed(0);
+            _rekeyedInOwnBuffer = Unkeyed(_keyObjectLength);
             if (CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[1], _rekeyedInCngObjects) != 0
                 || CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[2], _rekeyedInOwnBuffer) != 0)
             {
@@ -295,7 +295,7 @@ internal static class Program
         {
             Span<byte> iv = stackalloc byte[16];
             s_iv.CopyTo(iv);
-            using var key = new CngKeyHandle(CngApi.Instance);
+            using var key = new CngCipher(CngApi.Instance, BCrypt.BCRYPT_AES_CBC_ALG_HANDLE, 0, BlockCipherMode.Cbc, encrypting: true);
             return CngApi.Instance.GenerateSymmetricKey(BCrypt.BCRYPT_AES_CBC_ALG_HANDLE, s_keys[s_next++ & (KeyCount - 1)], key) == 0
                 && CngApi.Instance.Encrypt(key.Handle, s_destination, iv, s_destination, out int written) == 0 && written == 32;
         }
@@ -312,9 +312,13 @@ internal static class Program
 
         public bool RekeyOwnBuffer() => Rekey(_rekeyedInOwnBuffer) && _rekeyedInOwnBuffer.KeyObject != 0;
 
-        private static bool Rekey(CngKeyHandle key) =>
-            key.Rekey(BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, s_keys[s_next++ & (KeyCount - 1)], out _) == 0
+        private static bool Rekey(CngCipher key) =>
+            key.Rekey(s_keys[s_next++ & (KeyCount - 1)], out _) == 0
             && CngApi.Instance.Encrypt(key.Handle, s_plaintext, default, s_destination.AsSpan(0, 16), out int written) == 0 && written == 16;
+
+        // An ECB key with no key yet, re-keyed (if ever) on the ECB pseudo-handle.
+        private static CngCipher Unkeyed(int rekeyObjectLength) =>
+            new(CngApi.Instance, BCrypt.BCRYPT_AES_ECB_ALG_HANDLE, rekeyObjectLength, BlockCipherMode.Ecb, encrypting: true);
 
         public void Dispose()
         {

@@ -52,7 +52,10 @@ internal sealed partial class KeyEpoch
     // it comes back, and every idle one at each key change, so a version could only repeat for a call that stayed in
     // flight across 2^31 key changes.
     private int _version;
-    private int _length;
+
+    // 16, 24 or 32: a byte, so that the epoch's fields fit in 56 bytes (one epoch per key, so a new instance per message
+    // allocates one per message).
+    private byte _length;
 
     /// <summary>An epoch holding a copy of <paramref name="key"/> (16, 24 or 32 bytes, validated by the caller).</summary>
     /// <param name="backend">Makes the epoch's handles.</param>
@@ -67,7 +70,7 @@ internal sealed partial class KeyEpoch
 
         // Nobody else can reach the memory yet: the first write needs no reference.
         key.CopyTo(_memory.Bytes);
-        _length = key.Length;
+        _length = (byte)key.Length;
     }
 
     /// <summary>True once no holder is left (for good).</summary>
@@ -269,7 +272,7 @@ internal sealed partial class KeyEpoch
             Span<byte> memory = _memory.Bytes;
             key.CopyTo(memory);
             memory[key.Length..].Clear();
-            _length = key.Length;
+            _length = (byte)key.Length;
             Volatile.Write(ref _version, version);
         }
         finally

@@ -60,8 +60,8 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     {
         // No finalizable object per CNG key (the runtime serializes their registration across threads): the key's owner is
         // a plain object, and nothing in its type hierarchy has a finalizer.
-        Assert.False(typeof(System.Runtime.ConstrainedExecution.CriticalFinalizerObject).IsAssignableFrom(typeof(CngKeyHandle)));
-        for (Type? type = typeof(CngKeyHandle); type is not null && type != typeof(object); type = type.BaseType)
+        Assert.False(typeof(System.Runtime.ConstrainedExecution.CriticalFinalizerObject).IsAssignableFrom(typeof(CngCipher)));
+        for (Type? type = typeof(CngCipher); type is not null && type != typeof(object); type = type.BaseType)
         {
             Assert.Null(type.GetMethod("Finalize", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.DeclaredOnly));
         }
@@ -243,11 +243,11 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void A_failed_destroy_of_a_first_key_during_a_rekey_makes_no_buffer()
     {
-        var key = new CngKeyHandle(_api, SimulatedCngApi.AesObjectLength);
+        var key = Unkeyed(SimulatedCngApi.AesObjectLength);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, Stock.Bytes(16, 59), key));
         _api.Inject("BCryptDestroyKey", SimulatedCngApi.STATUS_INVALID_HANDLE);
 
-        Assert.Equal(SimulatedCngApi.STATUS_INVALID_HANDLE, key.Rekey(EcbAlg, Stock.Bytes(16, 60), out string failedCall));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_HANDLE, key.Rekey(Stock.Bytes(16, 60), out string failedCall));
 
         Assert.Equal("BCryptDestroyKey", failedCall);
         Assert.Equal(0, key.KeyObject);
@@ -262,9 +262,9 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Simulated_cng_reports_a_live_keys_key_object_that_was_overwritten()
     {
-        using var overwritten = new CngKeyHandle(_api, SimulatedCngApi.AesObjectLength);
+        using var overwritten = Unkeyed(SimulatedCngApi.AesObjectLength);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], overwritten));
-        Assert.Equal(0, overwritten.Rekey(EcbAlg, new byte[16], out _));
+        Assert.Equal(0, overwritten.Rekey(new byte[16], out _));
         unsafe
         {
             new Span<byte>((void*)overwritten.KeyObject, SimulatedCngApi.AesObjectLength).Clear();
@@ -291,9 +291,9 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void A_key_object_smaller_than_the_object_length_is_refused()
     {
-        using var handle = new CngKeyHandle(_api, SimulatedCngApi.AesObjectLength - 1);
+        using var handle = Unkeyed(SimulatedCngApi.AesObjectLength - 1);
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
-        Assert.Equal(SimulatedCngApi.STATUS_BUFFER_TOO_SMALL, handle.Rekey(EcbAlg, new byte[16], out string failedCall));
+        Assert.Equal(SimulatedCngApi.STATUS_BUFFER_TOO_SMALL, handle.Rekey(new byte[16], out string failedCall));
         Assert.Equal("BCryptGenerateSymmetricKey", failedCall);
     }
 
@@ -306,7 +306,7 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         byte[] originalIv = (byte[])iv.Clone();
         byte[] data = Stock.Bytes(48, 36);
         byte[] output = new byte[48];
-        using var handle = new CngKeyHandle(_api);
+        using var handle = Unkeyed(algorithm: CbcAlg);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, key, handle));
 
         Assert.Equal(0, _api.Encrypt(handle.Handle, data, iv, output, out int written));
@@ -319,19 +319,19 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
     [Fact]
     public void Simulated_cng_returns_the_documented_statuses_for_wrong_sizes()
     {
-        using var handle = new CngKeyHandle(_api);
+        using var handle = Unkeyed(algorithm: CbcAlg);
         Assert.Equal(0, _api.GenerateSymmetricKey(CbcAlg, new byte[16], handle));
 
         Assert.Equal(SimulatedCngApi.STATUS_INVALID_BUFFER_SIZE, _api.Encrypt(handle.Handle, new byte[15], new byte[16], new byte[16], out _));
         Assert.Equal(SimulatedCngApi.STATUS_BUFFER_TOO_SMALL, _api.Encrypt(handle.Handle, new byte[32], new byte[16], new byte[16], out _));
         Assert.Equal(SimulatedCngApi.STATUS_INVALID_PARAMETER, _api.Encrypt(handle.Handle, new byte[16], new byte[8], new byte[16], out _));
-        Assert.Equal(SimulatedCngApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], new CngKeyHandle(_api)));
+        Assert.Equal(SimulatedCngApi.STATUS_INVALID_PARAMETER, _api.GenerateSymmetricKey(CbcAlg, new byte[20], Unkeyed(algorithm: CbcAlg)));
     }
 
     [Fact]
     public void Simulated_cng_detects_double_free_and_use_after_destroy()
     {
-        var handle = new CngKeyHandle(_api);
+        var handle = Unkeyed();
         Assert.Equal(0, _api.GenerateSymmetricKey(EcbAlg, new byte[16], handle));
         nint raw = handle.Handle;
         handle.Dispose();
@@ -339,4 +339,8 @@ public sealed class CngCipherTests : SimulatedPlatformCipherContract
         Assert.Equal(SimulatedCngApi.STATUS_INVALID_HANDLE, _api.DestroyKey(raw));
         Assert.Single(_api.Violations);
     }
+
+    // A handle with no key yet (its first key made by the test through the simulated layer), re-keyed on `algorithm`.
+    private CngCipher Unkeyed(int rekeyObjectLength = 0, nint algorithm = EcbAlg) =>
+        new(_api, algorithm, rekeyObjectLength, algorithm == EcbAlg ? BlockCipherMode.Ecb : BlockCipherMode.Cbc, encrypting: true);
 }

@@ -211,7 +211,7 @@ internal sealed class SimulatedCngApi() : SimulatedNativeLayer("key", firstHandl
         }
     }
 
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngCipher key)
     {
         lock (Sync)
         {
@@ -263,7 +263,7 @@ internal sealed class SimulatedCngApi() : SimulatedNativeLayer("key", firstHandl
                 }
             }
 
-            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<CngKeyHandle>(key) });
+            nint handle = Add(new Key(mode, secret) { KeyObject = key.KeyObject, Owner = new WeakReference<CngCipher>(key) });
             if (key.KeyObject != 0)
             {
                 // Like CNG, keep the key's state in the caller's buffer: here a mark the audit checks while the key lives.
@@ -380,7 +380,7 @@ internal sealed class SimulatedCngApi() : SimulatedNativeLayer("key", firstHandl
         foreach ((nint handle, NativeObject entry) in LiveObjects())
         {
             var key = (Key)entry;
-            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out CngKeyHandle? owner))
+            if (key.KeyObject == 0 || key.Audited || !key.Owner.TryGetTarget(out CngCipher? owner))
             {
                 continue;
             }
@@ -420,7 +420,7 @@ internal sealed class SimulatedCngApi() : SimulatedNativeLayer("key", firstHandl
         public nint KeyObject { get; init; }
 
         /// <summary>The handle that owns <see cref="KeyObject"/> (weakly: a dropped one must still be finalized).</summary>
-        public required WeakReference<CngKeyHandle> Owner { get; init; }
+        public required WeakReference<CngCipher> Owner { get; init; }
 
         /// <summary>Whether the audit already reported this key's buffer.</summary>
         public bool Audited { get; set; }

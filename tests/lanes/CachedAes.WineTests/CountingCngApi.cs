@@ -58,7 +58,7 @@ internal sealed class CountingCngApi(ICngApi inner) : ICngApi
 
     public int GetObjectLength(nint algorithm, out int length) => inner.GetObjectLength(algorithm, out length);
 
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngCipher key)
     {
         int status = inner.GenerateSymmetricKey(algorithm, secret, key);
         if (status == 0)

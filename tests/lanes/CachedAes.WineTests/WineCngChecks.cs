@@ -157,7 +157,7 @@ public sealed class WineCngChecks(ITestOutputHelper output)
             expected = stock.EncryptCbc(data, iv, PaddingMode.None);
         }
 
-        using var handle = new CngKeyHandle(api);
+        using var handle = new CngCipher(api, cbcAlgorithm, 0, BlockCipherMode.Cbc, encrypting: true);
         Assert.Equal(0, api.GenerateSymmetricKey(cbcAlgorithm, key, handle));
         byte[] first = new byte[64];
         byte[] second = new byte[64];

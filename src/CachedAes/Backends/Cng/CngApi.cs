@@ -54,7 +54,7 @@ internal sealed unsafe class CngApi : ICngApi
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key)
+    public int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngCipher key)
     {
         int status;
         nint raw;

@@ -177,7 +177,7 @@ internal sealed class CngBackend : CipherBackend
     {
         try
         {
-            using CngKeyHandle probe = CngCipher.GenerateKey(api, algorithm, keyObjectLength: 0, stackalloc byte[16]);
+            using CngCipher probe = CngCipher.Create(api, algorithm, keyObjectLength: 0, BlockCipherMode.Ecb, encrypting: true, stackalloc byte[16]);
             return null;
         }
         catch (CryptographicException e)

@@ -30,12 +30,12 @@ internal interface ICngApi
     /// the key object buffer of <paramref name="key"/> (NULL and 0 when it has none: CNG allocates the object); on
     /// success the new native handle is attached to <paramref name="key"/>, which then owns it.
     /// </summary>
-    int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngKeyHandle key);
+    int GenerateSymmetricKey(nint algorithm, ReadOnlySpan<byte> secret, CngCipher key);
 
     /// <summary>
     /// <c>BCryptEncrypt(key, input, input.Length, NULL, iv, iv.Length, output, output.Length, &amp;written, 0)</c>;
     /// an empty <paramref name="iv"/> is passed as NULL. CNG overwrites <paramref name="iv"/> with the chaining value.
-    /// <paramref name="key"/> is the raw key handle: its owner (a <see cref="CngKeyHandle"/>) keeps it alive for the
+    /// <paramref name="key"/> is the raw key handle: its owner (a <see cref="CngCipher"/>) keeps it alive for the
     /// call, so no reference is counted per call.
     /// </summary>
     int Encrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
@@ -43,6 +43,6 @@ internal interface ICngApi
     /// <summary><c>BCryptDecrypt</c>, with the same conventions as <see cref="Encrypt"/>.</summary>
     int Decrypt(nint key, ReadOnlySpan<byte> input, Span<byte> iv, Span<byte> output, out int written);
 
-    /// <summary><c>BCryptDestroyKey(key)</c>. Called only by <see cref="CngKeyHandle"/>.</summary>
+    /// <summary><c>BCryptDestroyKey(key)</c>. Called only by <see cref="CngCipher"/>.</summary>
     int DestroyKey(nint key);
 }
