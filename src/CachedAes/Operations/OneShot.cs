@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
@@ -34,6 +35,9 @@ internal static class OneShot
     // the padded last block (and, for CBC on OpenSSL, the first block). The measurement behind the threshold is in
     // docs/design-notes.md ("Encrypting from the source").
     private const int DirectEncryptLength = 1024;
+
+    // Plaintexts up to this many whole blocks are copied into the destination a block at a time (EncryptInPlace).
+    private const int SmallCopyLength = 64;
 
     /// <summary>What a decryption's lengths allow, decided before any handle is rented.</summary>
     internal enum Decryption
@@ -207,8 +211,25 @@ internal static class OneShot
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool EncryptInPlace(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
-        plaintext.CopyTo(ciphertext);
         int whole = plaintext.Length & ~(BlockSize - 1);
+        if (whole <= SmallCopyLength && !PartiallyOverlap(plaintext, ciphertext))
+        {
+            // Whole blocks one 16-byte move each, so that the native code's 16-byte loads of them are each served by one
+            // store; then the partial block, if any.
+            ref byte source = ref MemoryMarshal.GetReference(plaintext);
+            ref byte target = ref MemoryMarshal.GetReference(ciphertext);
+            for (int offset = 0; offset < whole; offset += BlockSize)
+            {
+                Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);
+            }
+
+            plaintext.Slice(whole).CopyTo(ciphertext.Slice(whole));
+        }
+        else
+        {
+            plaintext.CopyTo(ciphertext);
+        }
+
         if (whole != ciphertext.Length)
         {
             SymmetricPadding.PadLastBlock(ciphertext.Slice(whole), plaintext.Length - whole, padding);
