@@ -223,7 +223,10 @@ internal static class OneShot
                 Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);
             }
 
-            plaintext.Slice(whole).CopyTo(ciphertext.Slice(whole));
+            if (whole != plaintext.Length)
+            {
+                plaintext.Slice(whole).CopyTo(ciphertext.Slice(whole));
+            }
         }
         else
         {
