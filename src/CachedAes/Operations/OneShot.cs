@@ -36,7 +36,8 @@ internal static class OneShot
     // docs/design-notes.md ("Encrypting from the source").
     private const int DirectEncryptLength = 1024;
 
-    // Plaintexts up to this many whole blocks are copied into the destination a block at a time (EncryptInPlace).
+    // Plaintexts whose whole blocks come to at most this many bytes are copied into the destination a block at a time
+    // (EncryptInPlace); longer ones with Memmove.
     private const int SmallCopyLength = 64;
 
     /// <summary>What a decryption's lengths allow, decided before any handle is rented.</summary>
