@@ -371,8 +371,12 @@ internal sealed unsafe class Fixture : IDisposable
     {
         private InstanceKey _key = Keyed(key);
 
-        public KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting) =>
-            _key.Rent(256, mode, encrypting);
+        // As CachedAes rents: without the lock, then under it when a lifecycle operation overtook the call.
+        public KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting)
+        {
+            KeyEpoch.HandleLease lease = _key.TryRent(mode, encrypting);
+            return lease.IsTaken ? lease : _key.RentLocked(256, mode, encrypting);
+        }
 
         public void Dispose()
         {

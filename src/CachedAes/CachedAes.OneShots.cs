@@ -38,6 +38,7 @@ public sealed partial class CachedAes
     /// <paramref name="paddingMode"/> is <see cref="PaddingMode.None"/> and the plaintext is not whole blocks, or a native
     /// call failed (the handle is then released and the next call makes a new one).
     /// </exception>
+    [SkipLocalsInit] // the IV's copy is written before its address is taken
     protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
     {
         // The IV is read before the destination is written, as stock reads it: an IV inside the destination counts as it
@@ -52,6 +53,7 @@ public sealed partial class CachedAes
     /// The ciphertext is not whole blocks, the padding is invalid, or a native call failed (the handle is then released).
     /// No plaintext is left in <paramref name="destination"/>.
     /// </exception>
+    [SkipLocalsInit] // the IV's copy is written before its address is taken
     protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
     {
         // As for encryption: the IV as it was when the call began, whatever the call writes into the destination.

@@ -198,5 +198,13 @@ public sealed partial class CachedAes : Aes
 
     // A handle for `mode` and direction with the current key, held until the lease is disposed.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting) => _key.Rent(KeySizeValue, mode, encrypting);
+    private KeyEpoch.HandleLease Rent(BlockCipherMode mode, bool encrypting)
+    {
+        KeyEpoch.HandleLease lease = _key.TryRent(mode, encrypting);
+        return lease.IsTaken ? lease : RentLocked(mode, encrypting);
+    }
+
+    // No key yet, or a lifecycle operation overtook the call: the key size is read here, off the one-shots' path.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private KeyEpoch.HandleLease RentLocked(BlockCipherMode mode, bool encrypting) => _key.RentLocked(KeySizeValue, mode, encrypting);
 }

@@ -213,12 +213,16 @@ internal static class OneShot
     private static bool EncryptInPlace(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
         int whole = plaintext.Length & ~(BlockSize - 1);
-        if (whole <= SmallCopyLength && !PartiallyOverlap(plaintext, ciphertext))
+        ref byte source = ref MemoryMarshal.GetReference(plaintext);
+        ref byte target = ref MemoryMarshal.GetReference(ciphertext);
+
+        // A forward copy a block at a time, then the partial block, is right when the destination starts at or before the
+        // plaintext, or at or after its end: no block is written over plaintext not yet read. In one unsigned compare,
+        // offset - 1 >= length - 1 (offset 0, in place, and every negative offset wrap around to large values).
+        if (whole <= SmallCopyLength && (nuint)(Unsafe.ByteOffset(ref source, ref target) - 1) >= (nuint)(plaintext.Length - 1))
         {
             // Whole blocks one 16-byte move each, so that the native code's 16-byte loads of them are each served by one
             // store; then the partial block, if any.
-            ref byte source = ref MemoryMarshal.GetReference(plaintext);
-            ref byte target = ref MemoryMarshal.GetReference(ciphertext);
             for (int offset = 0; offset < whole; offset += BlockSize)
             {
                 Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);

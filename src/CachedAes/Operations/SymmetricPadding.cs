@@ -23,14 +23,18 @@ internal static class SymmetricPadding
     {
         Debug.Assert(plaintextLength >= 0);
         int whole = plaintextLength & ~(BlockSize - 1);
-        if (whole == plaintextLength && padding is PaddingMode.None or PaddingMode.Zeros)
+        if (padding is PaddingMode.None or PaddingMode.Zeros)
         {
-            return plaintextLength;
-        }
+            // The two modes that add nothing to whole blocks (tested first: the common PKCS7 then takes two compares).
+            if (whole == plaintextLength)
+            {
+                return plaintextLength;
+            }
 
-        if (padding == PaddingMode.None)
-        {
-            Errors.ThrowPartialBlock();
+            if (padding == PaddingMode.None)
+            {
+                Errors.ThrowPartialBlock();
+            }
         }
 
         // PKCS7, ANSI X9.23 and ISO 10126 always add 1..16 bytes; Zeros completes a partial block.
@@ -50,9 +54,10 @@ internal static class SymmetricPadding
         Debug.Assert(lastBlock.Length == BlockSize && (uint)dataLength < BlockSize);
         Debug.Assert(padding != PaddingMode.None && (padding != PaddingMode.Zeros || dataLength != 0));
         byte count = (byte)(BlockSize - dataLength);
-        Vector128<byte> pad = padding switch
+
+        // PKCS7 (the default) by one compare; the others through the switch.
+        Vector128<byte> pad = padding == PaddingMode.PKCS7 ? Vector128.Create(count) : padding switch
         {
-            PaddingMode.PKCS7 => Vector128.Create(count),
             PaddingMode.ANSIX923 => Vector128<byte>.Zero.WithElement(BlockSize - 1, count),
             PaddingMode.ISO10126 => RandomPad(count),
             _ => Vector128<byte>.Zero,
@@ -74,6 +79,7 @@ internal static class SymmetricPadding
     /// when the padding is invalid. The whole last block is examined with vector masks, so the work does not depend on
     /// the (secret) pad length; only the final verdict branches.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // on every decryption's path
     public static int GetUnpaddedLength(ReadOnlySpan<byte> plaintext, PaddingMode padding)
     {
         if (padding is PaddingMode.None or PaddingMode.Zeros)
@@ -87,8 +93,11 @@ internal static class SymmetricPadding
         }
 
         Debug.Assert(plaintext.Length % BlockSize == 0);
-        Vector128<byte> last = Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(plaintext), (nuint)(plaintext.Length - BlockSize));
-        int count = last.GetElement(BlockSize - 1);
+        ref byte start = ref MemoryMarshal.GetReference(plaintext);
+        Vector128<byte> last = Vector128.LoadUnsafe(ref start, (nuint)(plaintext.Length - BlockSize));
+
+        // Read from memory, not out of the vector: without SSE4.1 an element is extracted through a stack copy.
+        int count = Unsafe.Add(ref start, plaintext.Length - 1);
 
         // bad != 0 when count is outside 1..16.
         int bad = ((count - 1) | (BlockSize - count)) >> 31;

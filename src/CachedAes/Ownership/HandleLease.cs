@@ -24,6 +24,9 @@ internal sealed partial class KeyEpoch
         /// <summary>The handle, keyed with the key of the epoch it came from as of the moment it was taken.</summary>
         public BlockCipher Cipher { get; }
 
+        /// <summary>Whether a handle was taken: false for the empty lease a rent returns when it must retry under the lifecycle lock.</summary>
+        public bool IsTaken => Cipher is not null;
+
         public void Dispose() => _epoch.Return(ref _slot, Cipher);
     }
 

@@ -15,7 +15,7 @@ namespace CachedCryptography.Ownership;
 /// place, retires one or makes a transform a holder of one (<see cref="Replace"/>, <see cref="Release"/>,
 /// <see cref="HoldCurrent"/>, <see cref="TryHoldIfKey"/>, and the first key's generation), so two lifecycle operations
 /// never interleave. A retired epoch is never published again.</para>
-/// <para><b>Calls</b> read the current epoch without the lock and use it (<see cref="Rent"/>, <see cref="RentStock"/>,
+/// <para><b>Calls</b> read the current epoch without the lock and use it (<see cref="TryRent"/> then <see cref="RentLocked"/>, <see cref="RentStock"/>,
 /// <see cref="CopyKey"/>). One that finds it closed or being rewritten was overtaken by a lifecycle operation; it tries
 /// once more under the lock, where the current epoch is open and not being rewritten, so the second try succeeds by
 /// construction. If it does not, a rule is broken and the call throws (<see cref="Invariant"/>): no call retries in a
@@ -121,15 +121,19 @@ internal struct InstanceKey
     }
 
     /// <summary>
-    /// Takes a handle for <paramref name="mode"/> and direction keyed with the current key (generated first if there is
-    /// none): the cached one, a spare, or a new one. Dispose the lease to give it back.
+    /// Takes a handle for <paramref name="mode"/> and direction keyed with the current key, without the lifecycle lock: the
+    /// cached one, a spare, or a new one. Dispose the lease to give it back. A lease with no handle
+    /// (<see cref="KeyEpoch.HandleLease.IsTaken"/> false) when there is no key yet or a lifecycle operation overtook the
+    /// epoch read: the caller then calls <see cref="RentLocked"/>.
     /// </summary>
+    /// <remarks>
+    /// Split from <see cref="RentLocked"/> and returned by value so that a one-shot's lease lives in registers: the key
+    /// size that only the locked path needs is read only on that path, and no out-of-line call takes the lease's address.
+    /// </remarks>
     /// <exception cref="System.Security.Cryptography.CryptographicException">The native library could not make a handle.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public KeyEpoch.HandleLease Rent(int keySizeBits, BlockCipherMode mode, bool encrypting) =>
-        Volatile.Read(ref _epoch) is { } epoch && epoch.TryRent(mode, encrypting, out KeyEpoch.HandleLease lease)
-            ? lease
-            : RentLocked(keySizeBits, mode, encrypting);
+    public KeyEpoch.HandleLease TryRent(BlockCipherMode mode, bool encrypting) =>
+        Volatile.Read(ref _epoch) is { } epoch ? epoch.Rent(mode, encrypting) : default;
 
     /// <summary>
     /// Takes the stock instance holding the current key (generated first if there is none), made now if none is cached.
@@ -175,10 +179,14 @@ internal struct InstanceKey
         }
     }
 
-    // No epoch yet, or the one read was overtaken by a lifecycle operation (closed, or its key being rewritten): once
-    // more under the lock, where the current epoch is open and stable.
+    /// <summary>
+    /// <see cref="TryRent"/> found no epoch, or the one it read was overtaken by a lifecycle operation (closed, or its key
+    /// being rewritten): once more under the lifecycle lock, where the current epoch (made now, with a generated key of
+    /// <paramref name="keySizeBits"/>, if there is none) is open and stable.
+    /// </summary>
+    /// <exception cref="System.Security.Cryptography.CryptographicException">The native library could not make a handle.</exception>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private KeyEpoch.HandleLease RentLocked(int keySizeBits, BlockCipherMode mode, bool encrypting)
+    public KeyEpoch.HandleLease RentLocked(int keySizeBits, BlockCipherMode mode, bool encrypting)
     {
         Enter();
         try

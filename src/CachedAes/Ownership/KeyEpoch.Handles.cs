@@ -52,19 +52,20 @@ internal sealed partial class KeyEpoch
         Volatile.Read(ref _slots) is { } slots && slots.Inline(mode, encrypting).HasIdleHandle ? slots.Inline(mode, encrypting).Handle : null;
 
     /// <summary>
-    /// A handle for <paramref name="mode"/> and direction keyed with this epoch's current key; false only when the epoch
-    /// is closed or a rewrite is writing its key (the caller then retries once under the instance's lifecycle lock).
+    /// A handle for <paramref name="mode"/> and direction keyed with this epoch's current key; a lease with no handle
+    /// (<see cref="HandleLease.IsTaken"/> false) only when the epoch is closed or a rewrite is writing its key (the caller
+    /// then retries once under the instance's lifecycle lock).
     /// </summary>
+    /// <remarks>
+    /// Inlined into every one-shot: the inline slot held, with a handle of the current version, is the whole path. It
+    /// returns the lease by value, and the out-of-line paths write theirs to locals of their own, so that no call takes
+    /// the address of the caller's lease.
+    /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal bool TryRent(BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    internal HandleLease Rent(BlockCipherMode mode, bool encrypting)
     {
         HandleSlots? slots = _slots;
-        if (slots is null)
-        {
-            return TryRentUnslotted(mode, encrypting, out lease);
-        }
-
-        if (slots.Shared is null)
+        if (slots is not null && slots.Shared is null)
         {
             ref Slot slot = ref slots.Inline(mode, encrypting);
             if (slot.TryHold())
@@ -72,15 +73,25 @@ internal sealed partial class KeyEpoch
                 BlockCipher? held = slot.Handle;
                 if (held is not null && held.KeyVersion == Volatile.Read(ref _version))
                 {
-                    lease = new HandleLease(this, ref slot, held);
-                    return true;
+                    return new HandleLease(this, ref slot, held);
                 }
 
-                return TryRentHeldSlot(ref slot, held, mode, encrypting, out lease);
+                _ = TryRentHeldSlot(ref slot, held, mode, encrypting, out HandleLease refilled);
+                return refilled;
             }
         }
 
-        return TryRentShared(slots, mode, encrypting, out lease);
+        _ = slots is null
+            ? TryRentUnslotted(mode, encrypting, out HandleLease other)
+            : TryRentShared(slots, mode, encrypting, out other);
+        return other;
+    }
+
+    /// <summary><see cref="Rent"/>, for callers that test a bool: false when the lease it returned is empty.</summary>
+    internal bool TryRent(BlockCipherMode mode, bool encrypting, out HandleLease lease)
+    {
+        lease = Rent(mode, encrypting);
+        return lease.IsTaken;
     }
 
     /// <summary>
@@ -109,7 +120,7 @@ internal sealed partial class KeyEpoch
         return lease;
     }
 
-    /// <summary>Gives back a handle taken by <see cref="TryRent"/> (called by <see cref="HandleLease.Dispose"/>).</summary>
+    /// <summary>Gives back a handle taken by <see cref="Rent"/> (called by <see cref="HandleLease.Dispose"/>).</summary>
     /// <param name="slot">The slot the caller holds, or a null reference for a handle of the caller's own.</param>
     /// <param name="cipher">The handle.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -149,18 +149,19 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         Debug.Assert(iv.Length == (Mode == BlockCipherMode.Cbc ? BlockSize : 0));
         Debug.Assert(!input.Overlaps(output, out int offset) || offset == 0);
 
-        fixed (byte* inputPointer = input)
-        fixed (byte* outputPointer = output)
+        // Pinned by reference: never empty here, so the null for an empty span that `fixed` on a span tests for is not needed.
+        fixed (byte* inputPointer = &MemoryMarshal.GetReference(input))
+        fixed (byte* outputPointer = &MemoryMarshal.GetReference(output))
         {
             if (Mode == BlockCipherMode.Ecb)
             {
                 return Update(inputPointer, outputPointer, input.Length);
             }
 
-            Vector128<byte> fixUp = Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(iv)) ^ _chain.Value;
+            // The IV's fix-up is made by each side, so that encryption (inlined) keeps it in a register.
             return Encrypting
-                ? CbcEncrypt(fixUp, inputPointer, outputPointer, input.Length)
-                : CbcDecrypt(fixUp, inputPointer, outputPointer, input.Length);
+                ? CbcEncrypt(FixUp(iv), inputPointer, outputPointer, input.Length)
+                : CbcDecrypt(iv, inputPointer, outputPointer, input.Length);
         }
     }
 
@@ -222,31 +223,35 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     [MethodImpl(MethodImplOptions.AggressiveInlining)] // one caller, TryTransform
     private bool CbcEncrypt(Vector128<byte> fixUp, byte* input, byte* output, int length)
     {
-        Vector128<byte> first = Vector128.Load(input) ^ fixUp;
-        bool done;
         if (input == output)
         {
-            first.Store(output);
-            done = Update(output, output, length);
+            (Vector128.Load(input) ^ fixUp).Store(output);
+            if (!Update(output, output, length))
+            {
+                return false;
+            }
         }
         else
         {
-            // The caller's input is read-only: the fixed-up first block goes through a local.
-            done = Update((byte*)&first, output, BlockSize)
-                && (length == BlockSize || Update(input + BlockSize, output + BlockSize, length - BlockSize));
+            // The caller's input is read-only: the fixed-up first block goes through a local (of this branch only, so
+            // that the in-place branch above keeps its block in a register).
+            Vector128<byte> first = Vector128.Load(input) ^ fixUp;
+            if (!Update((byte*)&first, output, BlockSize)
+                || (length != BlockSize && !Update(input + BlockSize, output + BlockSize, length - BlockSize)))
+            {
+                return false;
+            }
         }
 
-        if (done)
-        {
-            _chain.Value = Vector128.Load(output + length - BlockSize);
-        }
-
-        return done;
+        _chain.Value = Vector128.Load(output + length - BlockSize);
+        return true;
     }
 
     [SkipLocalsInit] // every local is written before it is read
-    private bool CbcDecrypt(Vector128<byte> fixUp, byte* input, byte* output, int length)
+    private bool CbcDecrypt(ReadOnlySpan<byte> iv, byte* input, byte* output, int length)
     {
+        Vector128<byte> fixUp = FixUp(iv);
+
         // Read before an in-place update overwrites it.
         Vector128<byte> next = Vector128.Load(input + length - BlockSize);
         if (!Update(input, output, length))
@@ -258,6 +263,11 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         _chain.Value = next;
         return true;
     }
+
+    // What turns OpenSSL's CBC (chained from the zero IV the context was keyed with, or from the last message's final
+    // ciphertext block) into CBC from `iv`: XORed into the first block before encryption, or after decryption.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private Vector128<byte> FixUp(ReadOnlySpan<byte> iv) => Vector128.LoadUnsafe(ref MemoryMarshal.GetReference(iv)) ^ _chain.Value;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool Update(byte* input, byte* output, int length)
@@ -271,8 +281,11 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         int result = Libcrypto.EVP_CipherUpdateShort(_ctx, output, &written, input, length);
 
         // With padding off and whole blocks, Update writes everything (EVP_CipherFinal_ex would write nothing).
-        return (result == 1 && written == length) || Fail(result == 1 ? "EVP_CipherUpdate (short output)" : "EVP_CipherUpdate");
+        return (result == 1 && written == length) || UpdateFailed(result);
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool UpdateFailed(int result) => Fail(result == 1 ? "EVP_CipherUpdate (short output)" : "EVP_CipherUpdate");
 
     // Kept out of line: a method that contains a P/Invoke with the GC transition sets up a P/Invoke frame in its prolog
     // on every call, which the short path above must not pay.
@@ -281,6 +294,6 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     {
         int written;
         int result = Libcrypto.EVP_CipherUpdate(_ctx, output, &written, input, length);
-        return (result == 1 && written == length) || Fail(result == 1 ? "EVP_CipherUpdate (short output)" : "EVP_CipherUpdate");
+        return (result == 1 && written == length) || UpdateFailed(result);
     }
 }
