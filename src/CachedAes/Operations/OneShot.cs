@@ -221,40 +221,29 @@ internal static class OneShot
         // offset - 1 >= length - 1 (offset 0, in place, and every negative offset wrap around to large values).
         if (whole <= SmallCopyLength && (nuint)(Unsafe.ByteOffset(ref source, ref target) - 1) >= (nuint)(plaintext.Length - 1))
         {
-            // The last block (the plaintext's partial block and the padding) is made in a register before anything is
-            // written; then whole blocks one 16-byte move each, and the last block one more, so that each of the native
-            // code's 16-byte loads is served by one store.
-            if (whole == ciphertext.Length)
+            // Whole blocks one 16-byte move each, so that the native code's 16-byte loads of them are each served by one
+            // store; then the partial block, if any.
+            for (int offset = 0; offset < whole; offset += BlockSize)
             {
-                CopyBlocks(ref source, ref target, whole);
+                Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);
             }
-            else
+
+            if (whole != plaintext.Length)
             {
-                Vector128<byte> last = SymmetricPadding.PaddedLastBlock(ref Unsafe.Add(ref source, whole), plaintext.Length - whole, padding);
-                CopyBlocks(ref source, ref target, whole);
-                last.StoreUnsafe(ref target, (nuint)whole);
+                plaintext.Slice(whole).CopyTo(ciphertext.Slice(whole));
             }
         }
         else
         {
             plaintext.CopyTo(ciphertext);
-            if (whole != ciphertext.Length)
-            {
-                SymmetricPadding.PadLastBlock(ciphertext.Slice(whole), plaintext.Length - whole, padding);
-            }
+        }
+
+        if (whole != ciphertext.Length)
+        {
+            SymmetricPadding.PadLastBlock(ciphertext.Slice(whole), plaintext.Length - whole, padding);
         }
 
         return cipher.TryTransform(iv, ciphertext, ciphertext);
-    }
-
-    // `length` bytes (whole blocks) from `source` to `target`, one 16-byte move each, first to last.
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void CopyBlocks(ref byte source, ref byte target, int length)
-    {
-        for (int offset = 0; offset < length; offset += BlockSize)
-        {
-            Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);
-        }
     }
 
     // Whole blocks go straight from the plaintext into the destination; then the partial block is copied after them,

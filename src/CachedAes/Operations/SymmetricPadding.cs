@@ -53,80 +53,26 @@ internal static class SymmetricPadding
     {
         Debug.Assert(lastBlock.Length == BlockSize && (uint)dataLength < BlockSize);
         Debug.Assert(padding != PaddingMode.None && (padding != PaddingMode.Zeros || dataLength != 0));
-        Vector128<byte> pad = Pad(dataLength, padding);
-        ref byte block = ref MemoryMarshal.GetReference(lastBlock);
-        if (dataLength != 0)
-        {
-            // Positions dataLength..15 take the padding; the data bytes before them stay.
-            pad = Vector128.ConditionalSelect(PadPositions(dataLength), pad, Vector128.LoadUnsafe(ref block));
-        }
-
-        pad.StoreUnsafe(ref block);
-    }
-
-    /// <summary>
-    /// The last block of a padded message, made in a register: the <paramref name="dataLength"/> (0..15) bytes at
-    /// <paramref name="data"/> followed by the padding. Same conditions as <see cref="PadLastBlock"/>. It reads only those
-    /// bytes, with scalar loads that overlap rather than read past them, so the caller can store the block with one
-    /// 16-byte move: a block written by narrower stores (a <c>Memmove</c> of the bytes) and then loaded whole waits for
-    /// them to be written back, since a load is forwarded only from one store that covers it.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static Vector128<byte> PaddedLastBlock(ref byte data, int dataLength, PaddingMode padding)
-    {
-        Debug.Assert((uint)dataLength < BlockSize);
-        Debug.Assert(padding != PaddingMode.None && (padding != PaddingMode.Zeros || dataLength != 0));
-        Vector128<byte> pad = Pad(dataLength, padding);
-        if (dataLength == 0)
-        {
-            return pad;
-        }
-
-        // Little-endian (every platform .NET runs on): byte i of a loaded integer is the byte at offset i.
-        // Bytes 0..dataLength-1 of `loaded` are the data; what lands past them is some data byte again (or zero), and the
-        // blend below puts the padding there. The shift counts are masked to 0..63, so a count of 64 (dataLength 8, or
-        // 4 in the 32-bit case) shifts by nothing: that half is then all positions past the data.
-        ulong low;
-        ulong high = 0;
-        if (dataLength >= 8)
-        {
-            low = Unsafe.ReadUnaligned<ulong>(ref data);
-            high = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref data, dataLength - 8)) >> (8 * (16 - dataLength));
-        }
-        else if (dataLength >= 4)
-        {
-            uint first = Unsafe.ReadUnaligned<uint>(ref data);
-            uint last = Unsafe.ReadUnaligned<uint>(ref Unsafe.Add(ref data, dataLength - 4)) >> (8 * (8 - dataLength));
-            low = first | ((ulong)last << 32);
-        }
-        else
-        {
-            // 1..3 bytes: the first, the middle and the last (some the same byte when there are fewer than three).
-            low = data | ((ulong)Unsafe.Add(ref data, dataLength >> 1) << 8) | ((ulong)Unsafe.Add(ref data, dataLength - 1) << 16);
-        }
-
-        Vector128<byte> loaded = Vector128.Create(low, high).AsByte();
-        return Vector128.ConditionalSelect(PadPositions(dataLength), pad, loaded);
-    }
-
-    // The padding for a last block with `dataLength` data bytes, in all 16 positions (the caller keeps the data's):
-    // PKCS7 (the default) by one compare, the others through the switch.
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static Vector128<byte> Pad(int dataLength, PaddingMode padding)
-    {
         byte count = (byte)(BlockSize - dataLength);
-        return padding == PaddingMode.PKCS7 ? Vector128.Create(count) : padding switch
+
+        // PKCS7 (the default) by one compare; the others through the switch.
+        Vector128<byte> pad = padding == PaddingMode.PKCS7 ? Vector128.Create(count) : padding switch
         {
             PaddingMode.ANSIX923 => Vector128<byte>.Zero.WithElement(BlockSize - 1, count),
             PaddingMode.ISO10126 => RandomPad(count),
             _ => Vector128<byte>.Zero,
         };
-    }
 
-    // All ones at positions dataLength..15 of a block.
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static Vector128<byte> PadPositions(int dataLength) =>
-        Vector128.GreaterThanOrEqual(Positions, Vector128.Create((byte)dataLength));
+        ref byte block = ref MemoryMarshal.GetReference(lastBlock);
+        if (dataLength != 0)
+        {
+            // Positions dataLength..15 take the padding; the data bytes before them stay.
+            Vector128<byte> isPad = Vector128.GreaterThanOrEqual(Positions, Vector128.Create((byte)dataLength));
+            pad = Vector128.ConditionalSelect(isPad, pad, Vector128.LoadUnsafe(ref block));
+        }
+
+        pad.StoreUnsafe(ref block);
+    }
 
     /// <summary>
     /// The length of <paramref name="plaintext"/> (whole blocks of decrypted data) once its padding is removed, or -1
