@@ -13,7 +13,8 @@ public sealed partial class CachedAes
 {
     /// <summary>
     /// Creates an encryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
-    /// key and IV (a key and an IV are generated first if none was set, as stock does).
+    /// key and IV (a key is generated first if none was set, as stock does, and for CBC an IV; stock generates one for ECB
+    /// too, which ignores it: here the <see cref="SymmetricAlgorithm.IV"/> property generates it when first read).
     /// </summary>
     /// <returns>
     /// For ECB and CBC, a transform that runs each <c>TransformBlock</c>/<c>TransformFinalBlock</c> on one of this
@@ -28,7 +29,8 @@ public sealed partial class CachedAes
 
     /// <summary>
     /// Creates a decryptor with the current <see cref="SymmetricAlgorithm.Mode"/>, <see cref="SymmetricAlgorithm.Padding"/>,
-    /// key and IV (a key and an IV are generated first if none was set, as stock does).
+    /// key and IV (a key is generated first if none was set, as stock does, and for CBC an IV; stock generates one for ECB
+    /// too, which ignores it: here the <see cref="SymmetricAlgorithm.IV"/> property generates it when first read).
     /// </summary>
     /// <returns>
     /// For ECB and CBC, a transform that runs each call on one of this instance's cached native handles, leased for that
@@ -76,14 +78,21 @@ public sealed partial class CachedAes
 
         // Under the lifecycle lock: the transform becomes a holder of the current key (generated first if there is none),
         // which no key change or Dispose can release meanwhile, and reads the IV Dispose would clear. Stock reads the IV
-        // property here, which generates an IV if none was set (even for ECB, which ignores it).
+        // property here, which generates an IV if none was set, even for ECB. An ECB transform ignores the IV, so none is
+        // generated for it here: the IV property generates one when it is first read, as random and as fixed from then
+        // on as one generated here. That saves a call to the system's random generator (about 2 µs on Linux) for every
+        // ECB transform of an instance whose IV was never set, as key-wrap code makes them.
         KeyEpoch epoch;
         int version;
         Span<byte> iv = stackalloc byte[BlockCipher.BlockSize];
         _key.Enter();
         try
         {
-            (IVValue ??= RandomNumberGenerator.GetBytes(BlockCipher.BlockSize)).CopyTo(iv);
+            if (mode == BlockCipherMode.Cbc)
+            {
+                (IVValue ??= RandomNumberGenerator.GetBytes(BlockCipher.BlockSize)).CopyTo(iv);
+            }
+
             epoch = _key.HoldCurrent(KeySizeValue);
             version = epoch.Version;
         }

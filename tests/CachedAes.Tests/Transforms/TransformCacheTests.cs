@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Reflection;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
 using CachedCryptography.Operations.Transforms;
@@ -54,6 +55,41 @@ public sealed class TransformCacheTests
             Assert.Equal(cached, decryptor is CachedDecryptor);
             Assert.Equal(cached, otherKey is CachedEncryptor);
         }
+    }
+
+    /// <summary>
+    /// An ECB transform of an instance whose IV was never set generates no IV (stock's reads the IV property, which does,
+    /// though ECB ignores it: a call to the system's random generator per transform). The IV property then generates one
+    /// when first read, fixed from then on, as stock's is. A CBC transform still generates the IV it runs with.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(NativeBackends))]
+    public void An_ecb_transform_generates_no_iv_and_a_cbc_one_runs_with_the_iv_it_generates(string backend)
+    {
+        FieldInfo ivValue = typeof(SymmetricAlgorithm).GetField("IVValue", BindingFlags.NonPublic | BindingFlags.Instance)!;
+        byte[] key = Convert.FromHexString("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+        byte[] message = Convert.FromHexString("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51");
+
+        using CachedAes ecb = BackendData.Create(backend, key);
+        ecb.Mode = CipherMode.ECB;
+        using (ICryptoTransform encryptor = ecb.CreateEncryptor())
+        using (ICryptoTransform decryptor = ecb.CreateDecryptor())
+        {
+            Assert.Null(ivValue.GetValue(ecb));
+            Assert.Equal(message, decryptor.TransformFinalBlock(encryptor.TransformFinalBlock(message, 0, message.Length), 0, message.Length + 16));
+        }
+
+        byte[] iv = ecb.IV;
+        Assert.Equal(16, iv.Length);
+        Assert.Equal(iv, ecb.IV);
+
+        using CachedAes cbc = BackendData.Create(backend, key);
+        using ICryptoTransform cbcEncryptor = cbc.CreateEncryptor();
+        byte[] generated = Assert.IsType<byte[]>(ivValue.GetValue(cbc));
+        using Aes stock = Aes.Create();
+        stock.Key = key;
+        Assert.Equal(stock.EncryptCbc(message, generated), cbcEncryptor.TransformFinalBlock(message, 0, message.Length));
+        Assert.Equal(generated, cbc.IV);
     }
 
     [Fact]
