@@ -1,5 +1,4 @@
 using System;
-using System.Security.Cryptography;
 using Microsoft.IdentityModel.Tokens;
 
 namespace CachedCryptography.IdentityModel;
@@ -29,7 +28,7 @@ namespace CachedCryptography.IdentityModel;
 /// </remarks>
 public sealed class CachedAesCryptoProvider : ICryptoProvider
 {
-    private readonly Func<Aes> _createAes;
+    private readonly Func<CachedAes> _createAes;
 
     /// <summary>Creates the provider; the providers it makes use <see cref="CachedAes.Create"/>.</summary>
     public CachedAesCryptoProvider()
@@ -38,7 +37,7 @@ public sealed class CachedAesCryptoProvider : ICryptoProvider
     }
 
     /// <summary>Creates the provider with another maker of AES instances (the tests count them).</summary>
-    internal CachedAesCryptoProvider(Func<Aes> createAes) => _createAes = createAes;
+    internal CachedAesCryptoProvider(Func<CachedAes> createAes) => _createAes = createAes;
 
     /// <summary>
     /// Whether this provider handles <paramref name="algorithm"/> for the arguments IdentityModel passes.

@@ -169,6 +169,62 @@ public sealed class ProviderApiTests
         provider.Release("not disposable");
     }
 
+    public static TheoryData<string, int> KeyWraps() => new()
+    {
+        { SecurityAlgorithms.Aes128KW, 16 },
+        { SecurityAlgorithms.Aes192KW, 24 },
+        { SecurityAlgorithms.Aes256KW, 32 },
+    };
+
+    /// <summary>
+    /// IdentityModel makes a key-wrap provider per token and never releases it, so the provider keeps no keyed instance
+    /// between calls: every CachedAes a wrap or an unwrap makes has lost the key-encryption key (it was disposed) when the
+    /// call returns. A damaged wrap fails with stock's exception and message, and a disposed provider as stock's does.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(KeyWraps))]
+    public void A_key_wrap_provider_keeps_no_keyed_instance_between_calls(string algorithm, int kekLength)
+    {
+        byte[] kekBytes = Bytes(kekLength, 20 + kekLength);
+        var made = new List<CachedAes>();
+        var cached = new CachedAesKeyWrapProvider(new SymmetricSecurityKey(kekBytes), algorithm, () =>
+        {
+            CachedAes aes = CachedAes.Create();
+            made.Add(aes);
+            return aes;
+        });
+        var stock = new SymmetricKeyWrapProvider(new SymmetricSecurityKey(kekBytes), algorithm);
+        foreach (int length in new[] { 16, 32, 64 })
+        {
+            byte[] cek = Bytes(length, 30 + length);
+            byte[] wrapped = stock.WrapKey(cek);
+            Assert.Equal(wrapped, cached.WrapKey(cek));
+            Assert.Equal(cek, cached.UnwrapKey(wrapped));
+        }
+
+        Assert.Equal(6, made.Count);
+        Assert.All(made, aes => Assert.False(aes.Key.AsSpan().SequenceEqual(kekBytes), "an instance still holds the key after the call"));
+
+        byte[] damaged = stock.WrapKey(Bytes(32, 40));
+        damaged[5] ^= 0x10;
+        SecurityTokenKeyWrapException fromStock = Assert.Throws<SecurityTokenKeyWrapException>(() => stock.UnwrapKey(damaged));
+        SecurityTokenKeyWrapException fromCached = Assert.Throws<SecurityTokenKeyWrapException>(() => cached.UnwrapKey(damaged));
+        Assert.Equal(fromStock.Message, fromCached.Message);
+
+        stock.Dispose();
+        cached.Dispose();
+        foreach (Func<KeyWrapProvider, byte[]> call in new Func<KeyWrapProvider, byte[]>[] { p => p.WrapKey(Bytes(32, 41)), p => p.UnwrapKey(damaged) })
+        {
+            Exception? s = Record.Exception(() => call(stock));
+            Exception? c = Record.Exception(() => call(cached));
+            Assert.IsType<ObjectDisposedException>(s);
+            Assert.Equal(s.GetType(), c?.GetType());
+
+            // Stock's names the provider's own type, as IdentityModel's check does for any subclass.
+            Assert.Equal(cached.GetType().ToString(), ((ObjectDisposedException)c!).ObjectName);
+        }
+    }
+
     /// <summary>The public constructors (CachedAes.Create inside) give stock's bytes too.</summary>
     [Fact]
     public void Public_constructors_give_stocks_bytes()
