@@ -134,14 +134,15 @@ public enum ProviderUse
     /// never released (IdentityModel 8.23.0 does not hand key-wrap providers back), so the collector finalizes it.</summary>
     PerToken,
 
-    /// <summary>One provider made once and kept (it keeps its AES instance and transform between calls).</summary>
+    /// <summary>One provider made once and kept (stock's keeps its AES instance and transform between calls; CachedAes's
+    /// makes one instance per call and disposes it).</summary>
     Kept,
 }
 
 /// <summary>
 /// IdentityModel's RFC 3394 key wrap alone (A256KW), <c>WrapKey</c>/<c>UnwrapKey</c> of a content key of
 /// <see cref="CekLength"/> bytes (32 for A128CBC-HS256, 64 for A256CBC-HS512): stock <see cref="SymmetricKeyWrapProvider"/>
-/// (baseline) against <see cref="CachedAesKeyWrapProvider"/> (IdentityModel's own wrap code on a CachedAes), both made by
+/// (baseline) against <see cref="CachedAesKeyWrapProvider"/> (the whole wrap on one CachedAes per call), both made by
 /// their factory. Each setup checks the wrapped key against stock's bytes and the unwrapped key against the original.
 /// </summary>
 [MemoryDiagnoser]
