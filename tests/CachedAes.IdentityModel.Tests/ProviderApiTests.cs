@@ -169,20 +169,13 @@ public sealed class ProviderApiTests
         provider.Release("not disposable");
     }
 
-    public static TheoryData<string, int> KeyWraps() => new()
-    {
-        { SecurityAlgorithms.Aes128KW, 16 },
-        { SecurityAlgorithms.Aes192KW, 24 },
-        { SecurityAlgorithms.Aes256KW, 32 },
-    };
-
     /// <summary>
     /// IdentityModel makes a key-wrap provider per token and never releases it, so the provider keeps no keyed instance
     /// between calls: every CachedAes a wrap or an unwrap makes has lost the key-encryption key (it was disposed) when the
     /// call returns. A damaged wrap fails with stock's exception and message, and a disposed provider as stock's does.
     /// </summary>
     [Theory]
-    [MemberData(nameof(KeyWraps))]
+    [MemberData(nameof(JweTests.KeyWraps), MemberType = typeof(JweTests))]
     public void A_key_wrap_provider_keeps_no_keyed_instance_between_calls(string algorithm, int kekLength)
     {
         byte[] kekBytes = Bytes(kekLength, 20 + kekLength);
