@@ -80,8 +80,9 @@ public sealed partial class CachedAes
         // which no key change or Dispose can release meanwhile, and reads the IV Dispose would clear. Stock reads the IV
         // property here, which generates an IV if none was set, even for ECB. An ECB transform ignores the IV, so none is
         // generated for it here: the IV property generates one when it is first read, as random and as fixed from then
-        // on as one generated here. That saves a call to the system's random generator (about 2 µs on Linux) for every
-        // ECB transform of an instance whose IV was never set, as key-wrap code makes them.
+        // on as one generated here. That saves a call to the system's random generator (its cost: docs/benchmarks-clients.md,
+        // "IdentityModel key wrap: one CachedAes per call") for every ECB transform of an instance whose IV was never set,
+        // as key-wrap code makes them.
         KeyEpoch epoch;
         int version;
         Span<byte> iv = stackalloc byte[BlockCipher.BlockSize];
