@@ -17,9 +17,12 @@ namespace CachedCryptography;
 /// Stock <see cref="Aes"/> creates, keys and frees a native cipher for every one-shot call
 /// (<see cref="SymmetricAlgorithm.EncryptEcb(ReadOnlySpan{byte}, PaddingMode)"/>,
 /// <see cref="SymmetricAlgorithm.DecryptCbc(ReadOnlySpan{byte}, ReadOnlySpan{byte}, PaddingMode)"/>, ...).
-/// <see cref="CachedAes"/> keys a native handle per mode (ECB, CBC) and direction on first use and reuses it for every
-/// later call, including each step of <see cref="Aes.EncryptKeyWrapPadded(ReadOnlySpan{byte})"/> and
-/// <see cref="Aes.DecryptKeyWrapPadded(ReadOnlySpan{byte})"/>.
+/// <see cref="CachedAes"/> keeps a native handle per mode (ECB, CBC) and direction, keyed once and reused by every later
+/// call, including each step of <see cref="Aes.EncryptKeyWrapPadded(ReadOnlySpan{byte})"/> and
+/// <see cref="Aes.DecryptKeyWrapPadded(ReadOnlySpan{byte})"/>. A key's first call runs on a pooled handle keyed for it
+/// and gives it back, so that an instance used once and never disposed holds no handle; handles are kept from a key's
+/// second call on. At most about 4,096 keys in the process keep handles at once (instances never disposed count until
+/// the collector finds them); every call under a key past that bound runs as a first call does.
 /// </para>
 /// <para>
 /// <b>Threads.</b> Everything stock allows from several threads at once works the same way here. Calls take no lock

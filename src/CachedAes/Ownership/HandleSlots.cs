@@ -68,6 +68,12 @@ internal sealed class HandleSlots
 
     private static int s_lastHint;
 
+    /// <summary>Slots for a key of a backend whose bound on cached keys is <paramref name="budget"/>.</summary>
+    internal HandleSlots(CachedKeyBudget budget) => Budget = budget;
+
+    /// <summary>The bound these slots count in from when they are attached to their key's memory until it is recycled.</summary>
+    internal CachedKeyBudget Budget { get; }
+
     /// <summary>The inline slots, used until two callers meet on one of them.</summary>
     internal Slot EcbEncrypt;
 

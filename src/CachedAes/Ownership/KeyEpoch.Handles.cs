@@ -26,7 +26,9 @@ namespace CachedCryptography.Ownership;
 /// <see cref="Interlocked.MemoryBarrierProcessWide"/> and sweeps again (<see cref="SweepUntilSettled"/>).</para>
 /// <para><b>The first handle.</b> An epoch's first handle is given back when its call returns, and handles are cached
 /// from the second on (docs/design-notes.md, "The first handle"): a key used for one call (a new instance per message,
-/// one never disposed) then costs a pooled context and no slots.</para>
+/// one never disposed) then costs a pooled context and no slots. About <see cref="CachedKeyBudget.Limit"/> keys keep a
+/// backend's handles cached at once (<see cref="CachedKeyBudget"/>); every call of a key past that bound runs as a first
+/// call does.</para>
 /// </remarks>
 internal sealed partial class KeyEpoch
 {
@@ -146,11 +148,13 @@ internal sealed partial class KeyEpoch
     }
 
     // No slots yet: the epoch's first handle, given back after its call (see _cachesHandles); from the second on, the
-    // slots are made (once) and attached to the key memory, and the call goes through them.
+    // slots are made (once) and attached to the key memory, and the call goes through them. While about as many keys
+    // have slots as the backend's bound allows (CachedKeyBudget), every call of an epoch without slots runs as its
+    // first did, on a handle given back after the call.
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool TryRentUnslotted(BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        if (!_cachesHandles)
+        if (!_cachesHandles || !_backend.CachedKeys.HasRoom())
         {
             // Set once a first handle exists: after a failed (or thrown) first creation, the next call is the first.
             BlockCipher? first = TryCreate(mode, encrypting);
@@ -179,7 +183,7 @@ internal sealed partial class KeyEpoch
         }
 
         _cachesHandles = true;
-        HandleSlots made = new();
+        HandleSlots made = new(_backend.CachedKeys);
         if (Interlocked.CompareExchange(ref _slots, made, null) is { } won)
         {
             return won;

@@ -153,10 +153,16 @@ internal sealed unsafe class KeyMemory
     }
 
     /// <summary>
-    /// Records the owner's handle slots, for the reclaimer should the owner be dropped. Only under a reference taken with
-    /// the owner's generation (so the memory is still the owner's).
+    /// Records the owner's handle slots, for the reclaimer should the owner be dropped, and counts them in their
+    /// backend's bound on cached keys (<see cref="HandleSlots.Budget"/>) until the memory is recycled. Only once per
+    /// tenure, under a reference taken with the owner's generation (so the memory is still the owner's, and is not
+    /// recycled meanwhile).
     /// </summary>
-    public void AttachSlots(HandleSlots slots) => Volatile.Write(ref _ownerSlots, slots);
+    public void AttachSlots(HandleSlots slots)
+    {
+        Invariant.Check(Interlocked.Exchange(ref _ownerSlots, slots) is null, "an owner attaches its handle slots once");
+        slots.Budget.Added();
+    }
 
     /// <summary>
     /// Transition M2: takes a reference that keeps the memory allocated and its owner's; false once the tenure of
@@ -347,7 +353,12 @@ internal sealed unsafe class KeyMemory
     private void Recycle(long closed)
     {
         CryptographicOperations.ZeroMemory(Bytes);
-        Volatile.Write(ref _ownerSlots, null);
+        if (_ownerSlots is { } ownerSlots)
+        {
+            Volatile.Write(ref _ownerSlots, null);
+            ownerSlots.Budget.Removed();
+        }
+
         _owner.Target = null;
         long pooled = closed & GenerationMask;
         Invariant.Check(Interlocked.CompareExchange(ref _state, pooled, closed) == closed, "nobody else changes a closed key memory with no reference");

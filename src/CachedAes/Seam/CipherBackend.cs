@@ -15,6 +15,9 @@ internal abstract class CipherBackend
     /// <summary>Which library file and which variant of it, for diagnostics (for example <c>bcrypt.dll, opened AES providers</c>).</summary>
     public abstract string Description { get; }
 
+    /// <summary>The bound on how many keys keep this backend's handles cached at once.</summary>
+    public CachedKeyBudget CachedKeys { get; } = new();
+
     /// <summary>Makes a handle keyed with <paramref name="key"/> (16, 24 or 32 bytes).</summary>
     /// <exception cref="CryptographicException">The key is no AES key size, or the native library could not make it.</exception>
     public BlockCipher Create(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)

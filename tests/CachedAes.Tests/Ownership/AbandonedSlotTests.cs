@@ -18,7 +18,7 @@ public class AbandonedSlotTests
     {
         CipherBackend backend = BackendData.Backend("PlatformDefault");
         byte[] key = RandomNumberGenerator.GetBytes(32);
-        var slots = new HandleSlots();
+        var slots = new HandleSlots(backend.CachedKeys);
 
         // A call's slot: held, its handle in it, never let go.
         ref Slot abandoned = ref slots.Inline(BlockCipherMode.Ecb, encrypting: true);
