@@ -97,3 +97,30 @@ public class EcbCbcTwice : EcbCbcBenchmarkBase
     [Benchmark]
     public int Cached() => RunOnNewInstance(cached: true, calls: 2);
 }
+
+/// <summary>
+/// Twice, never disposed: new instance, set the key, two span one-shots of 16 bytes, and the instance dropped without
+/// <c>Dispose</c> (code that makes an instance per item and forgets it). CachedAes caches a handle from an instance's second
+/// call, which then waits for a collection and the reclaimer's sweep; about 4,096 keys cache handles at once
+/// (src/CachedAes/Seam/CachedKeyBudget.cs), and the calls of the others give their handles back at once.
+/// </summary>
+public class EcbCbcTwiceDropped : InstanceBenchmarkBase<CipherWorkload>
+{
+    /// <summary>The one-shot being measured.</summary>
+    [ParamsAllValues]
+    public CipherOperation Operation { get; set; }
+
+    /// <summary>Plaintext length in bytes.</summary>
+    [Params(16)]
+    public int Size { get; set; }
+
+    /// <summary>Stock <c>Aes.Create()</c> (baseline).</summary>
+    [Benchmark(Baseline = true)]
+    public int Stock() => RunOnDroppedInstance(cached: false, calls: 2);
+
+    /// <summary>CachedAes.</summary>
+    [Benchmark]
+    public int Cached() => RunOnDroppedInstance(cached: true, calls: 2);
+
+    private protected override CipherWorkload CreateWorkload() => new(Operation, Size);
+}

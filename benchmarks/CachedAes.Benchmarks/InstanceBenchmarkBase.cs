@@ -61,6 +61,22 @@ public abstract class InstanceBenchmarkBase<TWorkload>
         return written;
     }
 
+    /// <summary>
+    /// Twice, never disposed: a new instance, the key set, <paramref name="calls"/> span calls, and the instance dropped
+    /// without <c>Dispose</c>: what it holds is left to the collector (and, for CachedAes, the reclaimer's sweep).
+    /// </summary>
+    private protected int RunOnDroppedInstance(bool cached, int calls)
+    {
+        Aes aes = CreateKeyed(cached);
+        int written = 0;
+        for (int call = 0; call < calls; call++)
+        {
+            written += Workload.Run(aes);
+        }
+
+        return written;
+    }
+
     private void Setup(bool cached)
     {
         Workload = CreateWorkload();

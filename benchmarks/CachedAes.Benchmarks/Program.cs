@@ -40,6 +40,7 @@ internal static class Program
         typeof(EcbCbcSteady),
         typeof(EcbCbcSingle),
         typeof(EcbCbcTwice),
+        typeof(EcbCbcTwiceDropped),
         typeof(EcbCbcShared),
         typeof(KwpSteady),
         typeof(KwpSingle),
