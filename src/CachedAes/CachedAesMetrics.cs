@@ -10,8 +10,8 @@ namespace CachedCryptography;
 /// The <see cref="Meter"/> CachedAes reports to (<c>dotnet-counters monitor --counters CachedAes</c>, OpenTelemetry's
 /// <c>AddMeter("CachedAes")</c>): how many native handles were made, re-keyed, given back, and given back for instances
 /// dropped without <c>Dispose</c>, how
-/// often a call found every cached handle busy, how the OpenSSL context pool served, and which backend and paths the
-/// process uses.
+/// often a call found every cached handle busy or ran past the bound on keys with cached handles, how the OpenSSL
+/// context pool served, and which backend and paths the process uses.
 /// </summary>
 /// <remarks>
 /// <para>Every counter is counted where a native handle is made, re-keyed or given back, or a pooled context is taken:
@@ -40,6 +40,7 @@ public static class CachedAesMetrics
     private static readonly Counter<long>? s_rekeyed = NewCounter("cachedaes.handles.rekeyed", "{handle}", "Native AES handles re-keyed in place by a key change instead of being made again.");
     private static readonly Counter<long>? s_released = NewCounter("cachedaes.handles.released", "{handle}", "Native AES handles given back (freed, or cleansed and pooled).");
     private static readonly Counter<long>? s_contended = NewCounter("cachedaes.calls.contended", "{call}", "Calls that found every cached handle of their mode and direction busy and used one of their own.");
+    private static readonly Counter<long>? s_uncached = NewCounter("cachedaes.calls.uncached", "{call}", "Calls under a key past the bound on keys with cached handles (about 4,096 per backend), each on a handle made for the call and given back after it.");
     private static readonly Counter<long>? s_poolHits = NewCounter("cachedaes.pool.hits", "{context}", "OpenSSL contexts taken from the pool of keyless contexts.");
     private static readonly Counter<long>? s_poolMisses = NewCounter("cachedaes.pool.misses", "{context}", "OpenSSL contexts allocated because the pool was empty.");
 
@@ -69,6 +70,8 @@ public static class CachedAesMetrics
     internal static void HandleReleased() => Count(s_released);
 
     internal static void CallContended() => Count(s_contended);
+
+    internal static void CallUncached() => Count(s_uncached);
 
     internal static void PoolHit() => Count(s_poolHits);
 

@@ -154,18 +154,24 @@ internal sealed partial class KeyEpoch
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool TryRentUnslotted(BlockCipherMode mode, bool encrypting, out HandleLease lease)
     {
-        if (!_cachesHandles || !_backend.CachedKeys.HasRoom())
+        bool first = !_cachesHandles;
+        if (first || !_backend.CachedKeys.HasRoom())
         {
+            if (!first)
+            {
+                CachedAesMetrics.CallUncached();
+            }
+
             // Set once a first handle exists: after a failed (or thrown) first creation, the next call is the first.
-            BlockCipher? first = TryCreate(mode, encrypting);
-            if (first is null)
+            BlockCipher? own = TryCreate(mode, encrypting);
+            if (own is null)
             {
                 lease = default;
                 return false;
             }
 
             _cachesHandles = true;
-            lease = new HandleLease(this, ref Unsafe.NullRef<Slot>(), first);
+            lease = new HandleLease(this, ref Unsafe.NullRef<Slot>(), own);
             return true;
         }
 

@@ -174,6 +174,42 @@ public sealed class MetricsTests : IDisposable
         AssertCounts(created: perMode + 3, released: perMode + 3, contended: 1);
     }
 
+    [Fact]
+    public void Calls_under_keys_past_the_bound_on_cached_keys_are_counted_and_no_other_call_is()
+    {
+        // Kept instances, each keyed and used three times: below the bound (CachedKeyBudget) the second call caches a
+        // handle and the third reuses it, uncounted; past it, the second and third calls each use a handle of their own.
+        CountingBackend backend = BackendData.IsolatedBackend("PlatformDefault");
+        byte[] key = RandomNumberGenerator.GetBytes(16), block = new byte[16];
+        const int Keys = CachedKeyBudget.Limit + 1_000;
+        var kept = new List<CachedAes>(Keys);
+        try
+        {
+            for (int i = 0; i < Keys; i++)
+            {
+                var aes = new CachedAes(backend) { Key = key };
+                kept.Add(aes);
+                for (int call = 0; call < 3; call++)
+                {
+                    aes.EncryptEcb(block, PaddingMode.None);
+                }
+
+                if (i == 99)
+                {
+                    Assert.Equal(0, Count("cachedaes.calls.uncached"));
+                }
+            }
+
+            int cached = backend.LiveHandles;
+            Assert.InRange(cached, CachedKeyBudget.Limit, CachedKeyBudget.Limit + CachedKeyBudget.SumEvery - 1);
+            Assert.Equal(2 * (Keys - cached), Count("cachedaes.calls.uncached"));
+        }
+        finally
+        {
+            kept.ForEach(aes => aes.Dispose());
+        }
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void DropInstancesWithCachedHandles(CipherBackend backend, int count)
     {
