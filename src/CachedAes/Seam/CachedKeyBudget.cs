@@ -1,5 +1,4 @@
 using System;
-using System.Numerics;
 using System.Threading;
 
 namespace CachedCryptography.Seam;
@@ -20,11 +19,12 @@ namespace CachedCryptography.Seam;
 /// key's memory, and takes it away when that memory is recycled (the key was closed, or the reclaimer found it dropped).
 /// Kept instances count too: with more than <see cref="Limit"/> keys in use at once, about that many cache handles and
 /// the others run every call on a handle of its own.</para>
-/// <para><b>Cost.</b> The count is kept in cells on cache lines of their own, picked by the managed thread id (which,
-/// unlike the processor number, is no call into the system under Wine), so threads that each make and close keys do not
-/// take one line from each other. A thread sums the cells once per <see cref="SumEvery"/> of its questions and answers
-/// from the last sum in between, so the bound is soft: each thread may pass it by fewer than that many keys, and a key
-/// change that moves idle handles to a new key is not asked at all.</para>
+/// <para><b>Cost.</b> The count is a <see cref="LiveCount"/> (a cell per processor, each on cache lines of its own), so
+/// threads that each make and close keys do not take one line from each other. It is touched only when a key makes its
+/// slots and when its memory is recycled, never by a call that finds its cached handle. A thread sums the cells once
+/// per <see cref="SumEvery"/> of its questions and answers from the last sum in between, so the bound is soft: each
+/// thread may pass it by fewer than that many keys, and a key change that moves idle handles to a new key is not asked
+/// at all.</para>
 /// </remarks>
 internal sealed class CachedKeyBudget
 {
@@ -34,31 +34,17 @@ internal sealed class CachedKeyBudget
     /// <summary>How many of its questions a thread answers from the last sum before it sums the cells again.</summary>
     internal const int SumEvery = 64;
 
-    private static readonly int s_cells = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Clamp(4 * Environment.ProcessorCount, 8, 256));
-
     // Questions this thread answers before its next sum (of whichever budget it asks then).
     [ThreadStatic]
     private static int t_untilSum;
 
-    private readonly long[] _counts = CacheLineSlots<long>.Create(s_cells);
+    private readonly LiveCount _count = new();
 
     // 1 when the last sum reached the limit. Written only when it changes.
     private int _full;
 
     /// <summary>The keys with slots now (exact only while no other thread adds or takes away; a test seam).</summary>
-    internal int Count
-    {
-        get
-        {
-            long sum = 0;
-            for (int i = 0; i < s_cells; i++)
-            {
-                sum += Volatile.Read(ref CacheLineSlots<long>.At(_counts, i));
-            }
-
-            return checked((int)sum);
-        }
-    }
+    internal int Count => _count.Value;
 
     /// <summary>Whether a key may start caching handles now: asked by a key about to make its slots for a call.</summary>
     internal bool HasRoom()
@@ -79,10 +65,8 @@ internal sealed class CachedKeyBudget
     }
 
     /// <summary>A key's slots were attached to its memory.</summary>
-    internal void Added() => Interlocked.Increment(ref Cell());
+    internal void Added() => _count.Add(1);
 
     /// <summary>A memory with slots attached was recycled (on any thread: only the sum means anything).</summary>
-    internal void Removed() => Interlocked.Decrement(ref Cell());
-
-    private ref long Cell() => ref CacheLineSlots<long>.At(_counts, Environment.CurrentManagedThreadId & (s_cells - 1));
+    internal void Removed() => _count.Add(-1);
 }

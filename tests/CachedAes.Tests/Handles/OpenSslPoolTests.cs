@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using System.Security.Cryptography;
-using CachedCryptography.Backends;
 using CachedCryptography.Seam;
 using CachedCryptography.Backends.OpenSsl;
 using CachedCryptography.Tests.Infrastructure;

@@ -2,16 +2,16 @@ using System;
 using System.Numerics;
 using System.Threading;
 
-namespace CachedCryptography.Backends;
+namespace CachedCryptography;
 
 /// <summary>
-/// How many native objects of one kind (contexts, key schedules) exist right now: a test seam that every allocation and
-/// free updates. The count is kept in one cell per processor, each on cache lines of its own, and a thread adds to the
-/// cell of the processor it runs on, so threads that make and free objects at once do not take one cache line from each
-/// other on every message (a single shared counter did, and capped a new instance per message at about 3x its
-/// one-thread rate on 16 cores: docs/design-notes.md, "Thread scaling"). Reading sums the cells; a read while other
-/// threads add sees some of their updates and not others, which is why only tests that have stopped every other
-/// thread read it.
+/// How many things of one kind exist right now (native contexts, key schedules, keys with cached handles), updated by
+/// every thread that makes or ends one. The count is kept in one cell per processor, each on cache lines of its own,
+/// and a thread adds to the cell of the processor it runs on, so threads that make and free objects at once do not take
+/// one cache line from each other on every message (a single shared counter did, and capped a new instance per message
+/// at about 3x its one-thread rate on 16 cores: docs/design-notes.md, "Thread scaling"). Reading sums the cells; a read
+/// while other threads add sees some of their updates and not others: tests read it once every other thread has
+/// stopped, and the bound on cached keys (<c>Seam/CachedKeyBudget.cs</c>) reads it as an estimate.
 /// </summary>
 internal sealed class LiveCount
 {
