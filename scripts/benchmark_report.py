@@ -35,62 +35,29 @@ def class_table(run, rows):
     for method, params in dict.fromkeys((r["method"], tuple(r["params"].items())) for r in rows):
         by = {rt: run.get(rows[0]["type"], method, rt, **dict(params)) for rt in runtimes}
         out.append([size(n, dict(params).get(n, "")) for n in names] + [method]
-                   + [c for rt in runtimes for c in (mean_cell(by[rt]), by[rt]["ratio"] if by[rt] else "n/a")]
+                   + [c for rt in runtimes for c in ("n/a" if by[rt] is None else "**no result**" if by[rt]["mean"] is None
+                                                      else ns(by[rt]["mean"]), by[rt]["ratio"] if by[rt] else "n/a")]
                    + [" / ".join("n/a" if b is None or b["alloc"] is None else f"{b['alloc']:,.0f}" for b in by.values()) + " B"]
                    + [" / ".join(b[c] if b else "n/a" for b in by.values()) for c, _ in extra])
     return table(header, out, len(names) + 1)
 
 
-def mean_cell(row):
-    return "n/a" if row is None else "**no result**" if row["mean"] is None else ns(row["mean"])
+BUDGET = {"handle": 40, "lease": 110, "oneshot": 215, "public": 250}  # benchmarks/CachedAes.Breakdown/README.md
 
 
 def breakdown(rows):
-    """The breakdown's CSV as it is: per layer and operation, instructions per call and the median native ns."""
+    """The breakdown's CSV (instructions and median native ns), with the budget and instructions above `pinvoke-sgt`."""
     if not rows:
         return "_Not measured in this run (`--no-breakdown`)._"
     ops, layers = list(dict.fromkeys(r["operation"] for r in rows)), {r["layer"]: r["description"] for r in rows}
     cells = {(r["operation"], r["layer"]): r for r in rows}
-    out = [[f"`{layer}`"] + [cells.get((op, layer), {}).get(c, "") for op in ops for c in ("instructions", "median_ns")]
-           for layer in layers]
-    return table(["Layer"] + [f"{op} {h}" for op in ops for h in ("instructions", "ns")], out) + "\n\n" + \
+    get = lambda op, layer, c="instructions": cells.get((op, layer), {}).get(c, "")  # noqa: E731
+    above = lambda op, layer: f" ({number(get(op, layer)) - number(get(op, 'pinvoke-sgt')):+.0f})" \
+        if layer in BUDGET and number(get(op, layer)) and number(get(op, "pinvoke-sgt")) else ""  # noqa: E731
+    out = [[f"`{layer}`", f"≤ {BUDGET[layer]}" if layer in BUDGET else ""] + [c for op in ops for c in (
+        get(op, layer) + above(op, layer), get(op, layer, "median_ns"))] for layer in layers]
+    return table(["Layer", "Budget"] + [f"{op} {h}" for op in ops for h in ("instructions", "ns")], out) + "\n\n" + \
         "\n".join(f"- `{layer}`: {text}" for layer, text in layers.items())
-
-
-# The budget per layer of a steady 16 B one-shot (issue 42): instructions above the `pinvoke-sgt` row (the least managed
-# code that makes the same native call), cumulative from the handle up to the public call. Issue 42 fixes only the total
-# (250); the split is what each layer must do. Encrypt rows of `handle` and `lease` are not held to their lines: there the
-# harness copies the padded plaintext in with Array.CopyTo, which the `oneshot` layer replaces with its own padding.
-LAYER_BUDGET = [
-    ("handle", 40, "a virtual call into the handle, and its fault flag, around the same native call"),
-    ("lease", 110, "and the guard: one compare-exchange to hold the key's slot, the key version read, one release store "
-                   "to let it go, the staleness read"),
-    ("oneshot", 215, "and the one-shot: its length checks, and the vectorised PKCS7 padding (encrypt) or the padding "
-                     "check (decrypt)"),
-    ("public", 250, "and the Aes base class: its argument checks and the virtual core call (issue 42's ceiling)"),
-]
-
-
-def layer_budget(rows):
-    """The budget per layer beside what the breakdown measured: instructions above `pinvoke-sgt`, per operation."""
-    if not rows:
-        return ""
-    ops = list(dict.fromkeys(r["operation"] for r in rows))
-    cells = {(r["operation"], r["layer"]): r for r in rows}
-    out = []
-    for layer, budget, must in LAYER_BUDGET:
-        line = [f"`{layer}`", must, f"≤ {budget}"]
-        for op in ops:
-            top, ref = cells.get((op, layer)), cells.get((op, "pinvoke-sgt"))
-            if not top or not ref or not top["instructions"] or not ref["instructions"]:
-                line.append("n/a")
-                continue
-            above = round(float(top["instructions"]) - float(ref["instructions"]))
-            held = not (op.startswith("Encrypt") and layer in ("handle", "lease"))
-            line.append(f"{above:+d}" + ((" ✓" if above <= budget else " **over**") if held else " (harness copy)"))
-        out.append(line)
-    return "\n\n" + table(["Layer", "What it must do (cumulative)", "Budget"] + [f"{op} above `pinvoke-sgt`" for op in ops],
-                          out, 2)
 
 
 def page(run, args, png):
@@ -123,13 +90,9 @@ def page(run, args, png):
         out.append(f"## {type_name}\n\n{class_table(run, rows)}\n")
     out.append("## Where a steady 16 B call goes\n\nInstructions per call under callgrind, counted on a native AOT build of "
                "the harness (under valgrind the JIT runs unoptimized code), and native ns per call on the JIT, layer by "
-               "layer from the native update alone to the public call (`benchmarks/CachedAes.Breakdown`, .NET 10).\n")
+               "layer from the native update alone to the public call (`benchmarks/CachedAes.Breakdown`, .NET 10). **Budget** "
+               "and the signed numbers: instructions above `pinvoke-sgt`, against issue 42's budget per layer.\n")
     out.append(breakdown(run.breakdown) + "\n")
-    if run.breakdown:
-        out.append("### The budget per layer\n\nInstructions per call above the `pinvoke-sgt` row (the same native call "
-                   "from C# with the least managed code), cumulative from the handle up to the public call, against the "
-                   "budget of issue 42: 250 in all for the public call, split by what each layer must do (the split is "
-                   "the project's; `scripts/benchmark_report.py`, `LAYER_BUDGET`)." + layer_budget(run.breakdown) + "\n")
     return "\n".join(out)
 
 

@@ -77,6 +77,4 @@ class Run:
 
 
 def read_env(path):
-    if not os.path.exists(path):
-        return {}
-    return dict(line.rstrip("\n").split("=", 1) for line in open(path) if "=" in line)
+    return dict(line.rstrip("\n").split("=", 1) for line in open(path) if "=" in line) if os.path.exists(path) else {}

@@ -8,9 +8,8 @@ TRANSFORM_LIMITS = [("KeptCreateEncryptor", 0.15), ("ReusedTransform", 0.2), ("K
 
 
 def ns(value):
-    if value is None:
-        return "n/a"
-    return f"{value:,.1f} ns" if value < 1e4 else f"{value / 1e3:,.2f} µs" if value < 1e6 else f"{value / 1e6:,.2f} ms"
+    return "n/a" if value is None else f"{value:,.1f} ns" if value < 1e4 else f"{value / 1e3:,.2f} µs" if value < 1e6 \
+        else f"{value / 1e6:,.2f} ms"
 
 
 def label(row):
