@@ -7,7 +7,7 @@
 #
 #   --quick (default)  the suite's quick mode (benchmarks/CachedAes.Benchmarks/README.md), plus the breakdown
 #   --full             every benchmark with BenchmarkDotNet's default job (many hours on 2 cores); add
-#                      `-- --job short` for the short job instead (about 1.5 hours)
+#                      `-- --job short` for the short job instead (about 2 hours)
 #   --no-breakdown     skip the callgrind breakdown (the page then says it was not measured)
 #   --label TEXT       a line at the top of the page and in the chart's title
 #   -- ARGS            passed to the benchmark program, e.g. `-- --filter '*Steady*'`, `-- --no-net11`
