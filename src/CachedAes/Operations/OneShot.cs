@@ -3,7 +3,6 @@ using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using System.Runtime.Intrinsics;
 using System.Security.Cryptography;
 using CachedCryptography.Seam;
 
@@ -35,10 +34,6 @@ internal static class OneShot
     // the padded last block (and, for CBC on OpenSSL, the first block). The measurement behind the threshold is in
     // docs/design-notes.md ("Encrypting from the source").
     private const int DirectEncryptLength = 1024;
-
-    // Plaintexts whose whole blocks come to at most this many bytes are copied into the destination a block at a time
-    // (EncryptInPlace); longer ones with Memmove.
-    private const int SmallCopyLength = 64;
 
     /// <summary>What a decryption's lengths allow, decided before any handle is rented.</summary>
     internal enum Decryption
@@ -212,37 +207,7 @@ internal static class OneShot
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool EncryptInPlace(BlockCipher cipher, ReadOnlySpan<byte> iv, PaddingMode padding, ReadOnlySpan<byte> plaintext, Span<byte> ciphertext)
     {
-        int whole = plaintext.Length & ~(BlockSize - 1);
-        ref byte source = ref MemoryMarshal.GetReference(plaintext);
-        ref byte target = ref MemoryMarshal.GetReference(ciphertext);
-
-        // A forward copy a block at a time, then the partial block, is right when the destination starts at or before the
-        // plaintext, or at or after its end: no block is written over plaintext not yet read. In one unsigned compare,
-        // offset - 1 >= length - 1 (offset 0, in place, and every negative offset wrap around to large values).
-        if (whole <= SmallCopyLength && (nuint)(Unsafe.ByteOffset(ref source, ref target) - 1) >= (nuint)(plaintext.Length - 1))
-        {
-            // Whole blocks one 16-byte move each, so that the native code's 16-byte loads of them are each served by one
-            // store; then the partial block, if any.
-            for (int offset = 0; offset < whole; offset += BlockSize)
-            {
-                Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);
-            }
-
-            if (whole != plaintext.Length)
-            {
-                plaintext.Slice(whole).CopyTo(ciphertext.Slice(whole));
-            }
-        }
-        else
-        {
-            plaintext.CopyTo(ciphertext);
-        }
-
-        if (whole != ciphertext.Length)
-        {
-            SymmetricPadding.PadLastBlock(ciphertext.Slice(whole), plaintext.Length - whole, padding);
-        }
-
+        SymmetricPadding.CopyPadded(plaintext, ciphertext, padding);
         return cipher.TryTransform(iv, ciphertext, ciphertext);
     }
 

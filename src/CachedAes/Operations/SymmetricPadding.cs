@@ -42,6 +42,50 @@ internal static class SymmetricPadding
         return checked(whole + BlockSize);
     }
 
+    // Plaintexts whose whole blocks come to at most this many bytes are copied a block at a time (CopyPadded); longer
+    // ones with Memmove.
+    private const int SmallCopyLength = 64;
+
+    /// <summary>
+    /// Copies <paramref name="plaintext"/> to the start of <paramref name="destination"/> (any overlap is fine, as with
+    /// memmove) and pads it there: <paramref name="destination"/> is exactly the padded length
+    /// (<see cref="GetCiphertextLength"/>).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void CopyPadded(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode padding)
+    {
+        int whole = plaintext.Length & ~(BlockSize - 1);
+        ref byte source = ref MemoryMarshal.GetReference(plaintext);
+        ref byte target = ref MemoryMarshal.GetReference(destination);
+
+        // A forward copy a block at a time, then the partial block, is right when the destination starts at or before the
+        // plaintext, or at or after its end: no block is written over plaintext not yet read. In one unsigned compare,
+        // offset - 1 >= length - 1 (offset 0, in place, and every negative offset wrap around to large values).
+        if (whole <= SmallCopyLength && (nuint)(Unsafe.ByteOffset(ref source, ref target) - 1) >= (nuint)(plaintext.Length - 1))
+        {
+            // Whole blocks one 16-byte move each, so that the native code's 16-byte loads of them are each served by one
+            // store; then the partial block, if any.
+            for (int offset = 0; offset < whole; offset += BlockSize)
+            {
+                Vector128.LoadUnsafe(ref source, (nuint)offset).StoreUnsafe(ref target, (nuint)offset);
+            }
+
+            if (whole != plaintext.Length)
+            {
+                plaintext.Slice(whole).CopyTo(destination.Slice(whole));
+            }
+        }
+        else
+        {
+            plaintext.CopyTo(destination);
+        }
+
+        if (whole != destination.Length)
+        {
+            PadLastBlock(destination.Slice(whole), plaintext.Length - whole, padding);
+        }
+    }
+
     /// <summary>
     /// Pads a message in place: <paramref name="lastBlock"/> is its last 16 bytes, of which the first
     /// <paramref name="dataLength"/> (0..15) are data; the rest become the padding. Only for a message whose padding adds
