@@ -256,30 +256,27 @@ internal sealed partial class KeyEpoch
         }
     }
 
-    // The in-place rewrite (the caller holds the lifecycle lock): writes the key under a reference, with the version odd
-    // while the bytes change; returns the new version.
+    // The in-place rewrite (the caller holds the lifecycle lock and the instance alone holds the epoch): writes the key
+    // with the version odd while the bytes change; returns the new version. No reference is taken on the memory: it
+    // stays Owned for this tenure throughout (docs/design-notes.md, "Ownership", E5). Only the owner's close (M4, after
+    // the last holder lets go: the instance is a holder, and only this lock's holder lets go for it) or the reclaimer
+    // (M5, once the epoch is unreachable: TryRewrite keeps it reachable to its end, and so does the instance's field)
+    // can end the tenure, and memory is freed only from the pool (M7).
     private int WriteKey(ReadOnlySpan<byte> key)
     {
-        Invariant.Check(_memory.TryAddRef(_generation), "E: the instance's epoch has an open key memory");
+        Invariant.Check(Volatile.Read(ref _holders) == InstanceHolds, "E5: the instance alone holds the epoch it rewrites");
         int version = _version + 2;
-        try
-        {
-            // Readers copy the key under the version: odd while the bytes change (a store barrier after it, so the mark
-            // is visible before any byte is), even again after (a release, so every byte is visible before the new
-            // version is).
-            _version = version - 1;
-            Volatile.WriteBarrier();
-            Span<byte> memory = _memory.Bytes;
-            key.CopyTo(memory);
-            memory[key.Length..].Clear();
-            _length = (byte)key.Length;
-            Volatile.Write(ref _version, version);
-        }
-        finally
-        {
-            _memory.Release();
-        }
 
+        // Readers copy the key under the version: odd while the bytes change (a store barrier after it, so the mark is
+        // visible before any byte is), even again after (a release, so every byte is visible before the new version
+        // is).
+        _version = version - 1;
+        Volatile.WriteBarrier();
+        Span<byte> memory = _memory.Bytes;
+        key.CopyTo(memory);
+        memory[key.Length..].Clear();
+        _length = (byte)key.Length;
+        Volatile.Write(ref _version, version);
         return version;
     }
 

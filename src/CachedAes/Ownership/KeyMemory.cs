@@ -113,7 +113,10 @@ internal sealed unsafe class KeyMemory
     /// <summary>How many stacks the pool has (one per processor, up to 64; a test seam).</summary>
     internal static int PoolStacks => s_pool.Stacks;
 
-    /// <summary>The bytes; only between <see cref="TryAddRef"/> and <see cref="Release"/>, or for the owner's first write.</summary>
+    /// <summary>
+    /// The bytes; only between <see cref="TryAddRef"/> and <see cref="Release"/>, or for the owner's first write and its
+    /// rewrites under its instance's lifecycle lock (<c>KeyEpoch.WriteKey</c>, where the tenure cannot end).
+    /// </summary>
     public Span<byte> Bytes => new(_bytes, Size);
 
     /// <summary>
