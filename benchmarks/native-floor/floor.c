@@ -32,9 +32,11 @@
  *                   -1) (ECB: no IV), the same-size re-key EVP_EncryptInit(3) documents, then one EVP_CipherUpdate.
  *                   The row re-keys with the same key bytes each time, so its output can be checked; OpenSSL runs
  *                   the whole key schedule whatever the key's value. Encryption contexts keep OpenSSL's padding on,
- *                   as CachedAes's do (a re-key of a context with padding off also re-applies that setting, about
- *                   430 instructions of parameter lookup). (The native work of a kept instance given another
- *                   key per message: the Breakdown's newkey row.)
+ *                   as CachedAes's do (a re-key of a context with EVP_CIPHER_CTX_set_padding(ctx, 0) also re-applies
+ *                   that setting, about 430 instructions of parameter lookup); on OpenSSL 3 decryption contexts
+ *                   turn padding off through the provider's "padding" parameter instead, as CachedAes's do where
+ *                   its probe allows, which a re-key leaves alone. (The native work of a kept instance given
+ *                   another key per message: the Breakdown's newkey row.)
  *
  * Output: CSV on stdout, one row per (variant, operation, size):
  *   variant,operation,size,median_ns,min_ns,max_ns,iterations,repetitions
@@ -54,8 +56,10 @@
  *   --no-check         skip the self-check (callgrind runs: it is identical in both runs anyway)
  */
 #define _POSIX_C_SOURCE 199309L
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +353,18 @@ static void setup(struct row *r, enum variant variant, enum op op, int size)
                would add it), so a re-key does not re-apply a padding setting. */
             die("EVP_CIPHER_CTX_set_padding");
         }
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+        if (variant == REKEY && !encrypting(op)) {
+            /* As CachedAes's decryption contexts on OpenSSL 3: padding off through the provider's parameter, without
+               EVP_CIPHER_CTX_set_padding's flag (cleared here by turning it back on first), so that a re-key does not
+               re-apply it. */
+            unsigned int off = 0;
+            OSSL_PARAM params[] = {OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_PADDING, &off), OSSL_PARAM_construct_end()};
+            if (EVP_CIPHER_CTX_set_padding(r->ctx, 1) != 1 || EVP_CIPHER_CTX_set_params(r->ctx, params) != 1) {
+                die("padding off through the provider's parameter");
+            }
+        }
+#endif
         memcpy(r->chain, iv, BLOCK); /* the context was keyed with iv and has processed nothing yet */
     }
 }

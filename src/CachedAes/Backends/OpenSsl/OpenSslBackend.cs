@@ -18,11 +18,17 @@ internal sealed class OpenSslBackend : CipherBackend
     // ECB 128/192/256 then CBC 128/192/256 (OpenSslCipher picks one by mode and key size).
     private readonly IntPtr[] _ciphers;
 
-    private OpenSslBackend(IntPtr[] ciphers, OpenSslShortCalls shortCalls, string file)
+    private OpenSslBackend(IntPtr[] ciphers, OpenSslShortCalls shortCalls, bool paddingParameterProbed, string file)
     {
         _ciphers = ciphers;
         ShortCalls = shortCalls;
-        Description = $"{file}, {shortCalls.Reason}";
+
+        // Only over OpenSSL's own AES (the short-call verdict): the probe ran against what the process loaded, and a
+        // third-party provider may treat the parameter otherwise.
+        PaddingByParameter = paddingParameterProbed && shortCalls.Allowed;
+        Description = PaddingByParameter
+            ? $"{file}, {shortCalls.Reason}; decryption padding off through the provider's parameter"
+            : $"{file}, {shortCalls.Reason}";
     }
 
     public override CachedAesBackend Kind => CachedAesBackend.OpenSsl;
@@ -33,6 +39,13 @@ internal sealed class OpenSslBackend : CipherBackend
     /// <summary>Whether this backend's handles make short <c>EVP_CipherUpdate</c> calls without the GC transition, and why.</summary>
     internal OpenSslShortCalls ShortCalls { get; }
 
+    /// <summary>
+    /// Whether decryption contexts have their padding turned off through the provider's <c>"padding"</c> parameter
+    /// instead of <c>EVP_CIPHER_CTX_set_padding</c>, so that a re-key does not set it again: on OpenSSL 3 over OpenSSL's
+    /// own AES, where a probe found the parameter still off after a re-key (<see cref="PaddingParameterSurvivesRekey"/>).
+    /// </summary>
+    internal bool PaddingByParameter { get; }
+
     /// <summary>This backend's pool of empty contexts.</summary>
     internal OpenSslContextPool Pool { get; } = new();
 
@@ -40,7 +53,7 @@ internal sealed class OpenSslBackend : CipherBackend
     public static bool TryCreate([NotNullWhen(true)] out CipherBackend? backend, [NotNullWhen(false)] out string? reason)
     {
         Library library = s_library.Value;
-        backend = library.Ciphers is null ? null : new OpenSslBackend(library.Ciphers, library.ShortCalls, library.Detail);
+        backend = library.Ciphers is null ? null : new OpenSslBackend(library.Ciphers, library.ShortCalls, library.PaddingParameter, library.Detail);
         reason = library.Ciphers is null ? library.Detail : null;
         return backend is not null;
     }
@@ -54,7 +67,7 @@ internal sealed class OpenSslBackend : CipherBackend
         Library library = s_library.Value;
         return library.Ciphers is null
             ? throw new PlatformNotSupportedException(library.Detail)
-            : new OpenSslBackend(library.Ciphers, shortCalls, library.Detail);
+            : new OpenSslBackend(library.Ciphers, shortCalls, library.PaddingParameter, library.Detail);
     }
 
     protected override BlockCipher CreateCore(BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
@@ -70,7 +83,7 @@ internal sealed class OpenSslBackend : CipherBackend
             CachedAesMetrics.PoolHit();
         }
 
-        if (!context.TryKey(_ciphers, ShortCalls.Allowed, mode, encrypting, key))
+        if (!context.TryKey(_ciphers, ShortCalls.Allowed, PaddingByParameter, mode, encrypting, key))
         {
             // The context is freed even if describing the failure throws (it allocates).
             CryptographicException failure;
@@ -100,14 +113,14 @@ internal sealed class OpenSslBackend : CipherBackend
             IntPtr[] ciphers = openSsl3 ? FetchCiphers() : LegacyCiphers();
             if (Array.IndexOf(ciphers, IntPtr.Zero) >= 0)
             {
-                return new(null, default, "libcrypto: OpenSSL did not provide every AES ECB/CBC cipher.");
+                return new(null, default, false, "libcrypto: OpenSSL did not provide every AES ECB/CBC cipher.");
             }
 
-            return new(ciphers, ProbeShortCalls(ciphers, openSsl3), string.Create(CultureInfo.InvariantCulture, $"{Libcrypto.LoadedFile} (OPENSSL_VERSION_NUMBER 0x{version:x})"));
+            return new(ciphers, ProbeShortCalls(ciphers, openSsl3), openSsl3 && PaddingParameterSurvivesRekey(ciphers), string.Create(CultureInfo.InvariantCulture, $"{Libcrypto.LoadedFile} (OPENSSL_VERSION_NUMBER 0x{version:x})"));
         }
         catch (Exception e) when (e is PlatformNotSupportedException or DllNotFoundException or EntryPointNotFoundException)
         {
-            return new(null, default, e.Message);
+            return new(null, default, false, e.Message);
         }
     }
 
@@ -142,6 +155,58 @@ internal sealed class OpenSslBackend : CipherBackend
         return ciphers;
     }
 
+    // OpenSSL 3: whether a decryption context whose padding was turned off through the provider's parameter still has it
+    // off after a re-key with a NULL cipher, in ECB and CBC: a 32-byte update must then write 32 bytes (with padding on,
+    // it holds the last block back). EVP_CIPHER_CTX_set_padding also flags the context, and EVP_CipherInit_ex then sets
+    // the parameter again on every re-key; this probe decides whether the library may skip that. Any failure: false.
+    private static unsafe bool PaddingParameterSurvivesRekey(IntPtr[] ciphers)
+    {
+        IntPtr ctx = Libcrypto.EVP_CIPHER_CTX_new();
+        if (ctx == IntPtr.Zero)
+        {
+            Libcrypto.ClearStaleErrors();
+            return false;
+        }
+
+        try
+        {
+            byte* first = stackalloc byte[16];
+            byte* second = stackalloc byte[16];
+            byte* iv = stackalloc byte[16];
+            byte* input = stackalloc byte[32];
+            byte* output = stackalloc byte[32];
+            new Span<byte>(first, 16).Clear();
+            new Span<byte>(second, 16).Fill(0x5A);
+            new Span<byte>(iv, 16).Clear();
+            new Span<byte>(input, 32).Clear();
+            foreach (IntPtr cipher in (ReadOnlySpan<IntPtr>)[ciphers[0], ciphers[3]])
+            {
+                int written = 0;
+                bool stillOff = Libcrypto.EVP_CIPHER_CTX_reset(ctx) == 1
+                    && Libcrypto.EVP_CipherInit_ex(ctx, cipher, IntPtr.Zero, first, iv, 0) == 1
+                    && Libcrypto.TrySetPaddingOffByParameter(ctx)
+                    && Libcrypto.EVP_CipherInit_ex(ctx, IntPtr.Zero, IntPtr.Zero, second, iv, 0) == 1
+                    && Libcrypto.EVP_CipherUpdate(ctx, output, &written, input, 32) == 1
+                    && written == 32;
+                if (!stillOff)
+                {
+                    return false;
+                }
+            }
+
+            return true;
+        }
+        catch (EntryPointNotFoundException)
+        {
+            return false;
+        }
+        finally
+        {
+            Libcrypto.EVP_CIPHER_CTX_free(ctx);
+            Libcrypto.ClearStaleErrors();
+        }
+    }
+
     private static IntPtr[] LegacyCiphers() =>
     [
         Libcrypto.EVP_aes_128_ecb(),
@@ -152,5 +217,5 @@ internal sealed class OpenSslBackend : CipherBackend
         Libcrypto.EVP_aes_256_cbc(),
     ];
 
-    private readonly record struct Library(IntPtr[]? Ciphers, OpenSslShortCalls ShortCalls, string Detail);
+    private readonly record struct Library(IntPtr[]? Ciphers, OpenSslShortCalls ShortCalls, bool PaddingParameter, string Detail);
 }

@@ -62,6 +62,9 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
     private int _shortLimit;
     private bool _shortCalls;
 
+    // Whether a decryption context's padding is turned off through the provider's parameter (OpenSslBackend decides).
+    private bool _paddingByParameter;
+
     private OpenSslCipher(OpenSslContextPool pool) => _pool = pool;
 
     /// <summary>When it was last returned to the pool (<see cref="Environment.TickCount64"/> as of the pool's last gen-2 callback), for trimming.</summary>
@@ -92,16 +95,18 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
 
     /// <summary>
     /// Keys an empty (new or reset) context with the cipher of <paramref name="ciphers"/> (the backend's) for the mode and
-    /// key size; false on failure (then <see cref="Discard"/> it).
+    /// key size; false on failure (then <see cref="Discard"/> it). <paramref name="paddingByParameter"/>: turn a
+    /// decryption context's padding off through the provider's parameter (see <see cref="OpenSslBackend"/>).
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal bool TryKey(IntPtr[] ciphers, bool shortCalls, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
+    internal bool TryKey(IntPtr[] ciphers, bool shortCalls, bool paddingByParameter, BlockCipherMode mode, bool encrypting, ReadOnlySpan<byte> key)
     {
         IntPtr cipher = CipherFor(ciphers, mode, key.Length);
         Debug.Assert(cipher != IntPtr.Zero && !IsFaulted);
         _ciphers = ciphers;
         _cipher = cipher;
         _shortCalls = shortCalls;
+        _paddingByParameter = paddingByParameter;
         Mode = mode;
         Encrypting = encrypting;
         _chain.Value = Vector128<byte>.Zero;
@@ -124,8 +129,18 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         // EVP_CipherUpdate holds the last whole block back for depadding in EVP_CipherFinal_ex. An encryption context
         // can leave it on: padding is only added by EVP_CipherFinal_ex, which is never called, and an update of whole
         // blocks writes them all (checked on every call: written == length). Skipping the call saves a noticeable part
-        // of keying a pooled context (docs/design-notes.md, "The OpenSSL context pool").
-        return encrypting || Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding");
+        // of keying a pooled context (docs/design-notes.md, "The OpenSSL context pool"). Where the backend found it
+        // safe, a decryption context's padding is turned off through the provider's parameter instead of
+        // EVP_CIPHER_CTX_set_padding: that function also flags the context, and OpenSSL 3 then sets the parameter
+        // again on every re-key (docs/design-notes.md, "Padding off without the flag").
+        if (encrypting)
+        {
+            return true;
+        }
+
+        return paddingByParameter
+            ? Libcrypto.TrySetPaddingOffByParameter(_ctx) || Fail("EVP_CIPHER_CTX_set_params (padding)")
+            : Libcrypto.EVP_CIPHER_CTX_set_padding(_ctx, 0) == 1 || Fail("EVP_CIPHER_CTX_set_padding");
     }
 
     /// <summary>Frees the context: one that never became a live handle (keying failed), a faulted one, or one trimmed from the pool.</summary>
@@ -180,7 +195,7 @@ internal sealed unsafe class OpenSslCipher : BlockCipher
         if (CipherFor(_ciphers, Mode, key.Length) != _cipher)
         {
             return Libcrypto.EVP_CIPHER_CTX_reset(_ctx) == 1
-                ? TryKey(_ciphers, _shortCalls, Mode, Encrypting, key)
+                ? TryKey(_ciphers, _shortCalls, _paddingByParameter, Mode, Encrypting, key)
                 : Fail("EVP_CIPHER_CTX_reset");
         }
 
