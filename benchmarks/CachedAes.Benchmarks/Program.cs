@@ -47,6 +47,7 @@ internal static class Program
         typeof(Rfc3394Steady),
         typeof(TransformShapes),
         typeof(PerMessage),
+        typeof(NewKeyApiFloor),
         typeof(MetricsOverhead),
         typeof(JweRoundTrip),
         typeof(IdentityModelKeyWrap),

@@ -61,6 +61,9 @@ internal static class Layers
         new("newkey", "a kept CachedAes given another key before each one-shot (two keys in turn): the per-message key change, as BenchmarkDotNet's PerMessage NewKey row",
             f => f.PerMessageCall(cached: true, newInstance: false)),
 
+        new("apifloor-newkey", "the native:rekey row's two calls from C# (the re-key with the GC transition, the update without; a context keyed as CachedAes keys its own) behind the Aes API of a subclass that does nothing else: its Key setter (length check, copy into a pinned field), the base class's one-shot checks, the virtual core: the least any Aes subclass pays for the newkey row",
+            f => f.ApiFloorNewKeyCall()),
+
         new("stock-newkey", "the same on stock Aes.Create(), for scale",
             f => f.PerMessageCall(cached: false, newInstance: false)),
 
@@ -287,6 +290,27 @@ internal sealed unsafe class Fixture : IDisposable
         };
     }
 
+    /// <summary>The newkey row's shape on <see cref="ApiFloorAes"/>: the same two keys in turn, the same one-shots.</summary>
+    public Action ApiFloorNewKeyCall()
+    {
+        IntPtr ctx = RawLibcrypto.CreateKeyed(Cbc, Encrypting, _key, _iv, asCachedAes: true);
+        _contexts.Add(ctx);
+        var floor = new ApiFloorAes(ctx);
+        _owned.Add(floor);
+        byte[] key = _key;
+        byte[] other = [.. key.Select(b => (byte)~b)];
+        byte[] input = Encrypting ? _plaintext : _message;
+        byte[] output = _output;
+        byte[] iv = _iv;
+        CipherOperation operation = _operation;
+        int calls = 0;
+        return () =>
+        {
+            floor.Key = (calls++ & 1) == 0 ? key : other;
+            OneShotOf(floor, operation, input, iv, output);
+        };
+    }
+
     private static void OneShotOf(Aes aes, CipherOperation operation, byte[] input, byte[] iv, byte[] output)
     {
         switch (operation)
@@ -393,5 +417,83 @@ internal sealed unsafe class Fixture : IDisposable
             instanceKey.Exit();
             return instanceKey;
         }
+    }
+}
+
+/// <summary>
+/// The least an <c>Aes</c> subclass can do per new key on OpenSSL, for the apifloor-newkey row: the key is copied into a
+/// pinned field, and each one-shot (16 B plaintexts padded to 32 B with PKCS7, or 32 B without padding) re-keys one
+/// shared context and updates once. Not a usable <c>Aes</c>: it keeps no promise about key schedules, and it supports
+/// only what the row calls.
+/// </summary>
+internal sealed unsafe class ApiFloorAes(IntPtr ctx) : Aes
+{
+    private readonly byte[] _keyBytes = GC.AllocateArray<byte>(32, pinned: true);
+
+    // What CachedAes's setter does too: a legal length goes straight to the copy (no LegalKeySizes array).
+    public override byte[] Key
+    {
+        get => _keyBytes[..(KeySizeValue / 8)];
+        set
+        {
+            if (value is null || value.Length is not (16 or 24 or 32))
+            {
+                SetKey(value);
+                return;
+            }
+
+            SetKeyCore(value);
+        }
+    }
+
+    public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
+
+    public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
+
+    public override void GenerateIV() => throw new NotSupportedException();
+
+    public override void GenerateKey() => throw new NotSupportedException();
+
+    protected override void SetKeyCore(ReadOnlySpan<byte> key)
+    {
+        key.CopyTo(_keyBytes);
+        KeySizeValue = 8 * key.Length;
+    }
+
+    protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Run(plaintext, default, destination, encrypting: true, out bytesWritten);
+
+    protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Run(ciphertext, default, destination, encrypting: false, out bytesWritten);
+
+    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Run(plaintext, iv, destination, encrypting: true, out bytesWritten);
+
+    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
+        Run(ciphertext, iv, destination, encrypting: false, out bytesWritten);
+
+    // Encrypt: 16 B padded with PKCS7 to 32 B; decrypt: 32 B, no padding.
+    private bool Run(ReadOnlySpan<byte> input, ReadOnlySpan<byte> iv, Span<byte> destination, bool encrypting, out int bytesWritten)
+    {
+        Span<byte> padded = stackalloc byte[32];
+        if (encrypting)
+        {
+            input.CopyTo(padded);
+            padded[16..].Fill(16);
+        }
+
+        fixed (byte* k = _keyBytes)
+        fixed (byte* v = iv)
+        fixed (byte* source = encrypting ? padded : input)
+        fixed (byte* target = destination)
+        {
+            if (RawLibcrypto.EVP_CipherInit_ex(ctx, IntPtr.Zero, IntPtr.Zero, k, iv.IsEmpty ? null : v, encrypting ? 1 : 0) != 1
+                || RawLibcrypto.EVP_CipherUpdateNoTransition(ctx, target, out bytesWritten, source, 32) != 1)
+            {
+                throw new CryptographicException("OpenSSL failed.");
+            }
+        }
+
+        return true;
     }
 }

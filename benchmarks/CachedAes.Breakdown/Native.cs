@@ -37,16 +37,32 @@ internal static unsafe partial class RawLibcrypto
     [SuppressGCTransition]
     internal static partial int EVP_CipherUpdateNoTransition(IntPtr ctx, byte* output, out int outputLength, byte* input, int inputLength);
 
-    /// <summary>A context keyed with <paramref name="key"/> and <paramref name="iv"/>, padding off.</summary>
-    public static IntPtr CreateKeyed(bool cbc, bool encrypting, ReadOnlySpan<byte> key, ReadOnlySpan<byte> iv)
+    // OpenSSL 3's explicitly fetched ciphers, as CachedAes keys its contexts with (fetched once, never freed).
+    [LibraryImport(Library, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial IntPtr EVP_CIPHER_fetch(IntPtr libraryContext, string algorithm, string? properties);
+
+    /// <summary>
+    /// A context keyed with <paramref name="key"/> and <paramref name="iv"/>. By default its cipher is OpenSSL's
+    /// implicit-fetch placeholder (<c>EVP_aes_256_ecb()</c>/<c>_cbc()</c>, as the C floor's steady rows use) and padding is
+    /// off through <c>EVP_CIPHER_CTX_set_padding</c>. With <paramref name="asCachedAes"/> it is keyed as CachedAes keys its
+    /// contexts on OpenSSL 3: an explicitly fetched cipher, padding left on for encryption (only the final call, never
+    /// made, would add it) and turned off through the provider's parameter for decryption, so that a re-key does not set
+    /// padding again (docs/design-notes.md, "Padding off without the flag").
+    /// </summary>
+    public static IntPtr CreateKeyed(bool cbc, bool encrypting, ReadOnlySpan<byte> key, ReadOnlySpan<byte> iv, bool asCachedAes = false)
     {
         IntPtr ctx = EVP_CIPHER_CTX_new();
+        IntPtr cipher = asCachedAes
+            ? EVP_CIPHER_fetch(IntPtr.Zero, cbc ? "AES-256-CBC" : "AES-256-ECB", null)
+            : cbc ? EVP_aes_256_cbc() : EVP_aes_256_ecb();
         fixed (byte* k = key)
         fixed (byte* v = iv)
         {
-            if (ctx == IntPtr.Zero
-                || EVP_CipherInit_ex(ctx, cbc ? EVP_aes_256_cbc() : EVP_aes_256_ecb(), IntPtr.Zero, k, cbc ? v : null, encrypting ? 1 : 0) != 1
-                || EVP_CIPHER_CTX_set_padding(ctx, 0) != 1)
+            if (ctx == IntPtr.Zero || cipher == IntPtr.Zero
+                || EVP_CipherInit_ex(ctx, cipher, IntPtr.Zero, k, cbc ? v : null, encrypting ? 1 : 0) != 1
+                || !(asCachedAes
+                    ? encrypting || CachedCryptography.Backends.OpenSsl.Libcrypto.TrySetPaddingOffByParameter(ctx)
+                    : EVP_CIPHER_CTX_set_padding(ctx, 0) == 1))
             {
                 throw new InvalidOperationException("Could not create a keyed OpenSSL context.");
             }
