@@ -9,7 +9,7 @@ namespace CachedCryptography.Benchmarks;
 /// the least native work (<see cref="Native"/>, the baseline: one OpenSSL AES-256-CBC context that keeps its cipher,
 /// re-keyed with <c>EVP_CipherInit_ex(ctx, NULL, NULL, key, iv, 1)</c>, and one <c>EVP_CipherUpdate</c> of the padded
 /// message, as <c>PerMessage.LeastNativeWork</c>), the same native work behind <c>SetKey</c> and <c>EncryptCbc</c> of an
-/// <c>Aes</c> subclass that does nothing else (<see cref="ApiFloor"/>), and CachedAes (<see cref="Cached"/>). Every message
+/// <c>Aes</c> subclass that does nothing else (<see cref="ApiFloor"/>, benchmarks/Shared/ApiFloorAes.cs), and CachedAes (<see cref="Cached"/>). Every message
 /// uses the next of 64 keys. OpenSSL only: CNG and CommonCrypto cannot re-key a key object.
 /// </summary>
 /// <remarks>
@@ -26,9 +26,9 @@ public class NewKeyApiFloor
     private readonly byte[][] _keys = new byte[Keys][];
     private readonly byte[] _plaintext = TestData.Fill(16, 0x3C);
     private readonly byte[] _destination = new byte[32];
-    private readonly byte[] _padded = GC.AllocateArray<byte>(32, pinned: true);
     private Aes? _cached;
     private ApiFloorAes? _floor;
+    private PerMessage.NativeRekey? _native;
     private IntPtr _ctx;
     private int _next;
 
@@ -45,6 +45,7 @@ public class NewKeyApiFloor
             expected[i] = stock.EncryptCbc(_plaintext, TestData.Iv);
         }
 
+        _native = new PerMessage.NativeRekey();
         _ctx = Libcrypto.KeyedContext(Libcrypto.Aes256Cbc, encrypt: true, TestData.Key, TestData.Iv);
         _cached = CachedAes.Create();
         _floor = new ApiFloorAes(_ctx);
@@ -59,6 +60,7 @@ public class NewKeyApiFloor
     {
         _cached?.Dispose();
         _floor?.Dispose();
+        _native?.Dispose();
         if (_ctx != IntPtr.Zero)
         {
             Libcrypto.EVP_CIPHER_CTX_free(_ctx);
@@ -68,26 +70,7 @@ public class NewKeyApiFloor
 
     /// <summary>The least native work for the message (baseline).</summary>
     [Benchmark(Baseline = true)]
-    public unsafe int Native()
-    {
-        byte[] key = NextKey();
-        _plaintext.CopyTo(_padded, 0);
-        _padded.AsSpan(16).Fill(16); // PKCS7 of a whole block
-        fixed (byte* k = key)
-        fixed (byte* v = TestData.Iv)
-        fixed (byte* input = _padded)
-        fixed (byte* output = _destination)
-        {
-            if (Libcrypto.EVP_CipherInit_ex(_ctx, IntPtr.Zero, IntPtr.Zero, k, v, 1) != 1)
-            {
-                throw new CryptographicException("EVP_CipherInit_ex failed.");
-            }
-
-            Libcrypto.Update(_ctx, output, input, 32);
-        }
-
-        return 32;
-    }
+    public int Native() => _native!.Run(NextKey(), TestData.Iv, _plaintext, _destination);
 
     /// <summary>The same native work behind the <c>Aes</c> API, and nothing else.</summary>
     [Benchmark]
@@ -119,51 +102,5 @@ public class NewKeyApiFloor
         }
 
         _next = 0;
-    }
-
-    // SetKey stores the key; EncryptCbc (one padded block only, as the rows call it) re-keys the shared context and
-    // encrypts, as Native does.
-    private sealed unsafe class ApiFloorAes(IntPtr ctx) : Aes
-    {
-        private readonly byte[] _key = GC.AllocateArray<byte>(32, pinned: true);
-
-        // CachedAes's cheaper key size check (a new array without Array.Clone), as PerMessage's SubclassFloor.
-        public override KeySizes[] LegalKeySizes => [.. LegalKeySizesValue!];
-
-        public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
-
-        public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
-
-        public override void GenerateIV() => throw new NotSupportedException();
-
-        public override void GenerateKey() => throw new NotSupportedException();
-
-        protected override void SetKeyCore(ReadOnlySpan<byte> key)
-        {
-            key.CopyTo(_key);
-            KeySizeValue = 8 * key.Length;
-        }
-
-        protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten)
-        {
-            Span<byte> padded = stackalloc byte[32];
-            plaintext.CopyTo(padded);
-            padded[16..].Fill(16);
-            fixed (byte* k = _key)
-            fixed (byte* v = iv)
-            fixed (byte* input = padded)
-            fixed (byte* output = destination)
-            {
-                if (Libcrypto.EVP_CipherInit_ex(ctx, IntPtr.Zero, IntPtr.Zero, k, v, 1) != 1)
-                {
-                    throw new CryptographicException("EVP_CipherInit_ex failed.");
-                }
-
-                Libcrypto.Update(ctx, output, input, 32);
-            }
-
-            bytesWritten = 32;
-            return true;
-        }
     }
 }

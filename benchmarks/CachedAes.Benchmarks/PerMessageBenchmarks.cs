@@ -383,7 +383,7 @@ public class PerMessage
     /// One OpenSSL AES-256-CBC encryption context keyed once; each message re-keys it and encrypts. On CNG and
     /// CommonCrypto, which cannot re-key a key or cryptor, each message makes one, encrypts and releases it.
     /// </summary>
-    private sealed unsafe class NativeRekey : IDisposable
+    internal sealed unsafe class NativeRekey : IDisposable
     {
         private readonly IntPtr _ctx = PlatformFloor.IsOpenSsl
             ? Libcrypto.KeyedContext(Libcrypto.Aes256Cbc, encrypt: true, TestData.Key, TestData.Iv)

@@ -264,39 +264,39 @@ internal sealed unsafe class Fixture : IDisposable
     /// </summary>
     public Action PerMessageCall(bool cached, bool newInstance)
     {
+        if (!newInstance)
+        {
+            Aes kept = cached ? CachedAes.Create() : Aes.Create();
+            _owned.Add(kept);
+            return KeyChangingCall(kept);
+        }
+
         byte[] key = _key;
-        byte[] other = [.. key.Select(b => (byte)~b)];
         byte[] input = Encrypting ? _plaintext : _message;
         byte[] output = _output;
         byte[] iv = _iv;
         CipherOperation operation = _operation;
-        if (newInstance)
-        {
-            return () =>
-            {
-                using Aes aes = cached ? CachedAes.Create() : Aes.Create();
-                aes.Key = key;
-                OneShotOf(aes, operation, input, iv, output);
-            };
-        }
-
-        Aes kept = cached ? CachedAes.Create() : Aes.Create();
-        _owned.Add(kept);
-        int calls = 0;
         return () =>
         {
-            kept.Key = (calls++ & 1) == 0 ? key : other;
-            OneShotOf(kept, operation, input, iv, output);
+            using Aes aes = cached ? CachedAes.Create() : Aes.Create();
+            aes.Key = key;
+            OneShotOf(aes, operation, input, iv, output);
         };
     }
 
-    /// <summary>The newkey row's shape on <see cref="ApiFloorAes"/>: the same two keys in turn, the same one-shots.</summary>
+    /// <summary>The newkey row's shape on <see cref="ApiFloorAes"/> (benchmarks/Shared), over a context keyed as CachedAes keys its own.</summary>
     public Action ApiFloorNewKeyCall()
     {
         IntPtr ctx = RawLibcrypto.CreateKeyed(Cbc, Encrypting, _key, _iv, asCachedAes: true);
         _contexts.Add(ctx);
         var floor = new ApiFloorAes(ctx);
         _owned.Add(floor);
+        return KeyChangingCall(floor);
+    }
+
+    // One message per call on `kept`, given the fixture's key and its complement in turn before each.
+    private Action KeyChangingCall(Aes kept)
+    {
         byte[] key = _key;
         byte[] other = [.. key.Select(b => (byte)~b)];
         byte[] input = Encrypting ? _plaintext : _message;
@@ -306,8 +306,8 @@ internal sealed unsafe class Fixture : IDisposable
         int calls = 0;
         return () =>
         {
-            floor.Key = (calls++ & 1) == 0 ? key : other;
-            OneShotOf(floor, operation, input, iv, output);
+            kept.Key = (calls++ & 1) == 0 ? key : other;
+            OneShotOf(kept, operation, input, iv, output);
         };
     }
 
@@ -417,83 +417,5 @@ internal sealed unsafe class Fixture : IDisposable
             instanceKey.Exit();
             return instanceKey;
         }
-    }
-}
-
-/// <summary>
-/// The least an <c>Aes</c> subclass can do per new key on OpenSSL, for the apifloor-newkey row: the key is copied into a
-/// pinned field, and each one-shot (16 B plaintexts padded to 32 B with PKCS7, or 32 B without padding) re-keys one
-/// shared context and updates once. Not a usable <c>Aes</c>: it keeps no promise about key schedules, and it supports
-/// only what the row calls.
-/// </summary>
-internal sealed unsafe class ApiFloorAes(IntPtr ctx) : Aes
-{
-    private readonly byte[] _keyBytes = GC.AllocateArray<byte>(32, pinned: true);
-
-    // What CachedAes's setter does too: a legal length goes straight to the copy (no LegalKeySizes array).
-    public override byte[] Key
-    {
-        get => _keyBytes[..(KeySizeValue / 8)];
-        set
-        {
-            if (value is null || value.Length is not (16 or 24 or 32))
-            {
-                SetKey(value);
-                return;
-            }
-
-            SetKeyCore(value);
-        }
-    }
-
-    public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
-
-    public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
-
-    public override void GenerateIV() => throw new NotSupportedException();
-
-    public override void GenerateKey() => throw new NotSupportedException();
-
-    protected override void SetKeyCore(ReadOnlySpan<byte> key)
-    {
-        key.CopyTo(_keyBytes);
-        KeySizeValue = 8 * key.Length;
-    }
-
-    protected override bool TryEncryptEcbCore(ReadOnlySpan<byte> plaintext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        Run(plaintext, default, destination, encrypting: true, out bytesWritten);
-
-    protected override bool TryDecryptEcbCore(ReadOnlySpan<byte> ciphertext, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        Run(ciphertext, default, destination, encrypting: false, out bytesWritten);
-
-    protected override bool TryEncryptCbcCore(ReadOnlySpan<byte> plaintext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        Run(plaintext, iv, destination, encrypting: true, out bytesWritten);
-
-    protected override bool TryDecryptCbcCore(ReadOnlySpan<byte> ciphertext, ReadOnlySpan<byte> iv, Span<byte> destination, PaddingMode paddingMode, out int bytesWritten) =>
-        Run(ciphertext, iv, destination, encrypting: false, out bytesWritten);
-
-    // Encrypt: 16 B padded with PKCS7 to 32 B; decrypt: 32 B, no padding.
-    private bool Run(ReadOnlySpan<byte> input, ReadOnlySpan<byte> iv, Span<byte> destination, bool encrypting, out int bytesWritten)
-    {
-        Span<byte> padded = stackalloc byte[32];
-        if (encrypting)
-        {
-            input.CopyTo(padded);
-            padded[16..].Fill(16);
-        }
-
-        fixed (byte* k = _keyBytes)
-        fixed (byte* v = iv)
-        fixed (byte* source = encrypting ? padded : input)
-        fixed (byte* target = destination)
-        {
-            if (RawLibcrypto.EVP_CipherInit_ex(ctx, IntPtr.Zero, IntPtr.Zero, k, iv.IsEmpty ? null : v, encrypting ? 1 : 0) != 1
-                || RawLibcrypto.EVP_CipherUpdateNoTransition(ctx, target, out bytesWritten, source, 32) != 1)
-            {
-                throw new CryptographicException("OpenSSL failed.");
-            }
-        }
-
-        return true;
     }
 }
