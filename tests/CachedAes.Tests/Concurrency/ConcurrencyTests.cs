@@ -116,13 +116,19 @@ public class ConcurrencyTests
         // the machine is (the .NET 10 and .NET 11 runs share its cores, and the simulated backends are slow); if even
         // a minute is not enough for MinimumCalls calls, the assertion below fails.
         TimeSpan limit = TimeSpan.FromMinutes(1);
+        var setup = Stopwatch.StartNew();
         byte[] key = RandomNumberGenerator.GetBytes(32);
         List<Op> ops = StockOps(key, 77, 160);
         CountingBackend cipherBackend = BackendData.IsolatedBackend(backend);
         var cached = new CachedAes(cipherBackend) { Key = key };
         var wrong = new ConcurrentQueue<string>();
         long calls = 0;
+        TimeSpan setupTime = setup.Elapsed;
 
+        // What the process did meanwhile, for the message should too few calls run (once, under the GC stress lane, 25
+        // calls ran in 1 min 53 s after a setup that took about 80 s: it tells collections from waiting).
+        int gen0Before = GC.CollectionCount(0), gen2Before = GC.CollectionCount(2);
+        TimeSpan pausedBefore = GC.GetTotalPauseDuration();
         var clock = Stopwatch.StartNew();
         List<Exception> errors = RunThreads(Threads, t =>
         {
@@ -141,7 +147,10 @@ public class ConcurrencyTests
 
         Assert.Empty(errors);
         Assert.Empty(wrong);
-        Assert.True(calls >= MinimumCalls, $"only {calls} calls ran in {clock.Elapsed}");
+        Assert.True(
+            calls >= MinimumCalls,
+            $"only {calls} calls ran in {clock.Elapsed}, after a setup of {setupTime}; meanwhile {GC.CollectionCount(0) - gen0Before} collections, "
+            + $"{GC.CollectionCount(2) - gen2Before} of them gen 2, paused {GC.GetTotalPauseDuration() - pausedBefore} in all");
 
         // Every handle made along the way is released once the instance is disposed.
         cached.Dispose();
