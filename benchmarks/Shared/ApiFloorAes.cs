@@ -33,6 +33,9 @@ internal sealed unsafe partial class ApiFloorAes(IntPtr ctx) : Aes
         }
     }
 
+    // CachedAes's cheaper key size check for SetKey (a new array without Array.Clone), so the floor is what CachedAes could reach.
+    public override KeySizes[] LegalKeySizes => [.. LegalKeySizesValue!];
+
     public override ICryptoTransform CreateEncryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
 
     public override ICryptoTransform CreateDecryptor(byte[] rgbKey, byte[]? rgbIV) => throw new NotSupportedException();
