@@ -7,17 +7,24 @@ namespace CachedCryptography.Tests.Ownership;
 /// The key memory protocol (docs/design-notes.md, "Ownership", table M) as a model, checked over every interleaving of
 /// an owner, a later owner of the same memory, the reclaimer and the collector by <see cref="ModelChecker"/>. The model of
 /// the code before the fix (ba4d80a: the owner's close an unconditional OR, the owner unreported by its own frame once it
-/// has read its memory and generation) must fail, and the model of today's code must pass.
+/// has read its memory and generation) must fail, and the model of today's code must pass. Today's model includes the
+/// instance's key change in place (table E5), which writes the memory without taking a reference: it must never write into
+/// a memory whose tenure has ended, and it must fail that check when the epoch is not kept reachable through the change or
+/// when the write is made outside the lifecycle lock.
 /// </summary>
 /// <remarks>
 /// <para>The threads: <b>T1</b> rents the memory for epoch E1 (an instance's key), makes one call with it (a reference
 /// taken and given back; the call's native work may fail, which still gives the reference back), then either disposes
-/// the instance (lets go of E1, reads E1's memory and generation, closes the memory) or drops it. <b>T2</b> rents the
+/// the instance (lets go of E1, reads E1's memory and generation, closes the memory) or drops it. Before that it may
+/// change the key in place any number of times under its lifecycle lock (<c>KeyEpoch.TryRewrite</c>: the frame reports E1,
+/// reads its memory, writes the bytes with no reference, returns); an instance that is dropped may be dropped while such
+/// a change runs (the caller's last use of it was the setter). <b>T2</b> rents the
 /// memory for a later epoch E2 once it is pooled, makes a call and closes it. <b>R</b>, the reclaimer, runs two sweeps:
 /// read the state, read the weak handle, compare-exchange the state to closed. <b>GC</b> clears the weak handle of an
-/// epoch nothing reports.</para>
+/// epoch nothing reports. <b>T3</b> is a call on T1's instance from another thread, racing its Dispose; in the variant
+/// without the lock it is a key change instead, writing with no reference as <c>WriteKey</c> does.</para>
 /// <para>The invariants: the memory is in one place (pooled at most once, never pooled while owned); a reference is never
-/// taken on a pooled memory; a live owner's reference never fails; no owner's close finds another tenure (today's code
+/// taken on a pooled memory; a key change writes only into its own epoch's open tenure; a live owner's reference never fails; no owner's close finds another tenure (today's code
 /// throws there); and every state can finish: a dropped owner's memory is eventually pooled, and no call retries for
 /// good.</para>
 /// </remarks>
@@ -33,8 +40,13 @@ public class KeyMemoryModelTests
         /// a second failure under the lifecycle lock throws.</summary>
         Now,
 
-        /// <summary>Today's compare-exchanges, but the epoch not kept alive through its close (GC.KeepAlive removed).</summary>
+        /// <summary>Today's compare-exchanges, but the epoch not kept alive through its close or its key change once the frame
+        /// has read the memory (GC.KeepAlive removed, and WriteKey using no field after its copy).</summary>
         NowWithoutKeepAlive,
+
+        /// <summary>Today's protocol, but the reference-free key change made by another thread without the lifecycle lock,
+        /// racing Dispose (what the lock and WriteKey's check of the holders rule out).</summary>
+        RewriteWithoutLock,
     }
 
     [Theory]
@@ -66,6 +78,26 @@ public class KeyMemoryModelTests
         Assert.Equal("an owner's close found another tenure (Invariant)", result.Violation);
     }
 
+    [Fact]
+    public void A_key_change_whose_epoch_is_not_kept_reachable_writes_into_pooled_memory()
+    {
+        // An instance dropped while its key change runs: once the frame no longer reports the epoch, the collector clears
+        // its weak handle, the reclaimer closes and pools the memory, and the rewrite's bytes land in pooled memory (which
+        // the next key to rent it would then read).
+        ModelChecker.Result result = Check(Protocol.NowWithoutKeepAlive, disposes: false);
+        Assert.Equal("a key change wrote into a memory its epoch no longer owns", result.Violation);
+        Assert.Contains("R closes the memory for the dropped owner", result.Trace);
+    }
+
+    [Fact]
+    public void A_key_change_without_the_lifecycle_lock_writes_into_a_later_owners_memory()
+    {
+        // The write takes no reference, so only the lock keeps Dispose (and the close and the next rent after it) out.
+        ModelChecker.Result result = Check(Protocol.RewriteWithoutLock, disposes: true);
+        Assert.Equal("a key change wrote into a memory its epoch no longer owns", result.Violation);
+        Assert.Contains("T1 closes the memory", result.Trace);
+    }
+
     private static ModelChecker.Result Check(Protocol protocol, bool disposes) =>
         ModelChecker.Explore(new State { Pool = 1 }, s => Steps(s, protocol, disposes), Invariant, IsFinal);
 
@@ -76,9 +108,10 @@ public class KeyMemoryModelTests
         // The memory: phase, generation, references, weak handle target (0 none, 1 E1, 2 E2), how many times pooled.
         public byte Phase, Gen, Refs, Target, Pool;
 
-        // T1 and its epoch E1: program counter, E1's tenure, whether the instance and T1's frame report E1.
+        // T1 and its epoch E1: program counter, E1's tenure, whether the instance and T1's frame report E1, and whether
+        // the instance is dropped once the key change in progress ends.
         public byte T1, E1Gen;
-        public bool E1ByInstance, E1ByFrame;
+        public bool E1ByInstance, E1ByFrame, DropAfterChange;
 
         // T2 and its epoch E2.
         public byte T2, E2Gen;
@@ -136,9 +169,12 @@ public class KeyMemoryModelTests
                 break;
             case 3 when disposes:
                 yield return ("T1 disposes: the instance lets go of E1", s with { E1ByInstance = false, E1ByFrame = true, T1 = 4 });
+                yield return ("T1 changes the key in place under the lifecycle lock", s with { E1ByFrame = true, T1 = 20 });
                 break;
             case 3:
                 yield return ("T1 drops the instance without Dispose", s with { E1ByInstance = false, T1 = 99 });
+                yield return ("T1 changes the key in place under the lifecycle lock", s with { E1ByFrame = true, T1 = 20 });
+                yield return ("T1 changes the key in place, its caller's last use of the instance", s with { E1ByFrame = true, DropAfterChange = true, T1 = 20 });
                 break;
             case 4:
                 // The close reads E1's memory and generation; before the fix nothing used E1 after that.
@@ -149,6 +185,24 @@ public class KeyMemoryModelTests
                 break;
             case 6:
                 yield return ("T1's close returns (GC.KeepAlive(E1) ends)", s with { E1ByFrame = false, T1 = 99 });
+                break;
+
+            // The key change in place (KeyEpoch.TryRewrite and WriteKey): no reference is taken on the memory.
+            case 20 when s.DropAfterChange:
+                // Nothing reports the instance any more once its setter has read the epoch: only the frame reports E1.
+                yield return ("T1's instance is no longer reported: only the key change's frame reports E1", s with { E1ByInstance = false, T1 = 21 });
+                break;
+            case 20:
+                yield return ("T1's key change marks the version odd", s with { T1 = 21 });
+                break;
+            case 21:
+                yield return ("T1's key change reads E1's memory", s with { T1 = 22, E1ByFrame = protocol != Protocol.NowWithoutKeepAlive });
+                break;
+            case 22:
+                yield return ("T1 writes the new key bytes with no reference", WriteWithoutReference(s, s.E1Gen) with { T1 = 23 });
+                break;
+            case 23:
+                yield return ("T1's key change returns (GC.KeepAlive(E1) ends)", s with { E1ByFrame = false, T1 = s.DropAfterChange ? (byte)99 : (byte)3 });
                 break;
         }
 
@@ -190,6 +244,9 @@ public class KeyMemoryModelTests
                 break;
             case 0 when s.T1 >= 3:
                 yield return ("T3 finds the instance disposed or dropped: nothing to do", s with { T3 = 99 });
+                break;
+            case 1 when protocol == Protocol.RewriteWithoutLock:
+                yield return ("T3 writes a new key into E1's memory with no reference and no lock", WriteWithoutReference(s, s.E1Gen) with { T3 = 99 });
                 break;
             case 1 when s.Phase == Owned && s.Gen == s.E1Gen:
                 yield return ("T3 takes a reference on E1's memory", s with { Refs = (byte)(s.Refs + 1), T3 = 2 });
@@ -251,6 +308,10 @@ public class KeyMemoryModelTests
         State owned = s with { Pool = 0, Phase = Owned, Gen = gen, Target = owner };
         return owner == 1 ? owned with { E1Gen = gen } : owned with { E2Gen = gen };
     }
+
+    // A key change's write (WriteKey): it takes no reference, so it is safe only if the epoch's tenure is still open.
+    private static State WriteWithoutReference(State s, byte gen) =>
+        s.Phase == Owned && s.Gen == gen && s.Pool == 0 ? s : s with { Broken = "a key change wrote into a memory its epoch no longer owns" };
 
     private static State ReleaseRef(State s, Protocol protocol)
     {
