@@ -46,6 +46,12 @@ internal sealed unsafe class KeyMemory
     /// <summary>The shortest time between two trims of the pool (as long as the OpenSSL context pool's idle time).</summary>
     internal const int TrimIntervalMilliseconds = 10_000;
 
+    /// <summary>
+    /// The longest list that <see cref="SweepMayFindWork"/> goes through itself (on the finalizer thread, which other
+    /// finalizers wait behind): 1,024 reads of a state and a weak handle, a few microseconds.
+    /// </summary>
+    internal const int SweepCheckLimit = 1_024;
+
     private static readonly PerProcessorStacks<KeyMemory> s_pool = new();
     private static long s_trimmedAt = Environment.TickCount64;
     private static long s_created;
@@ -300,6 +306,38 @@ internal sealed unsafe class KeyMemory
                 }
             }
         }
+    }
+
+    /// <summary>
+    /// Whether a sweep now could find work: a memory that may be dropped (<see cref="MayBeDropped"/>), or a trim of the
+    /// pool that is due. The same reads a sweep makes first, stopping at the first memory found, and only over a list of
+    /// at most <see cref="SweepCheckLimit"/> memories (a longer list answers true: the sweep itself goes through it, on
+    /// the thread pool). After a collection, the reclaimer queues a sweep only when this is true.
+    /// </summary>
+    internal static bool SweepMayFindWork()
+    {
+        if (Environment.TickCount64 - Volatile.Read(ref s_trimmedAt) >= TrimIntervalMilliseconds)
+        {
+            return true;
+        }
+
+        lock (s_listLock)
+        {
+            if (s_listed > SweepCheckLimit)
+            {
+                return true;
+            }
+
+            for (int i = 0; i < s_listed; i++)
+            {
+                if (s_list[i]!.MayBeDropped)
+                {
+                    return true;
+                }
+            }
+        }
+
+        return false;
     }
 
     /// <summary>

@@ -14,7 +14,11 @@ namespace CachedCryptography.Ownership;
 /// <para><b>What it goes through.</b> The list of every <see cref="KeyMemory"/> in the process (kept by
 /// <see cref="KeyMemory"/>). Each memory holds its owner through a weak handle, so the list keeps no owner alive.</para>
 /// <para><b>When it runs.</b> After every collection an object with a finalizer of its own (<see cref="AfterCollection"/>,
-/// one at a time, made again by its finalizer) queues one sweep on the thread pool; the finalizer does nothing else.
+/// one at a time, made again by its finalizer) looks for work, stopping at the first it finds (a memory that may be
+/// dropped, a trim of the pool due, or handles still queued: <see cref="KeyMemory.SweepMayFindWork"/>), and queues one
+/// sweep on the thread pool only if there is some. Most collections of a program that disposes what it makes find none,
+/// and a work item queued for nothing woke a pool thread, which then spun looking for more work, after every
+/// collection (docs/design-notes.md, "A sweep only when there is work").
 /// The sweep picks, under the list's lock, the memories that are owned and whose weak handle reads null, and closes each
 /// on its dead owner's behalf (<see cref="KeyMemory.TryCloseDropped"/>, transition M5), which recycles the memory; the
 /// handles the owner cached go into a queue of handles to give back.</para>
@@ -32,6 +36,9 @@ internal static class Reclaimer
     private static readonly List<KeyMemory> s_candidates = [];
     private static readonly ConcurrentQueue<HandleSlots> s_dropped = new();
     private static int s_queuedSweep;
+
+    // Sweeps queued after collections so far (a test seam); written by the finalizer thread only.
+    private static long s_sweepsQueued;
     private static int s_armed;
     // Dropped epochs' slots queued or being given back now: counted from their sweep until every handle in them was
     // given back, not only until they are dequeued.
@@ -39,6 +46,9 @@ internal static class Reclaimer
 
     [ThreadStatic]
     private static bool t_givingBack;
+
+    /// <summary>How many sweeps collections have queued so far (a test seam).</summary>
+    internal static long SweepsQueued => Volatile.Read(ref s_sweepsQueued);
 
     /// <summary>True while this thread gives back a dropped epoch's handles (a test seam: counting backends tell those apart).</summary>
     internal static bool OnReclaimingThread => t_givingBack;
@@ -165,15 +175,23 @@ internal static class Reclaimer
 
     /// <summary>
     /// Finalized after each collection (a new one is made by each finalizer, so one is always young): queues a sweep on
-    /// the thread pool unless one is queued already. Touches no other finalizable object and frees nothing.
+    /// the thread pool when a sweep can find work and none is queued already. Touches no other finalizable object and
+    /// frees nothing; it takes the list's lock for as long as reading the memories' states takes, which no thread holds
+    /// while waiting for anything.
     /// </summary>
     private sealed class AfterCollection
     {
         ~AfterCollection()
         {
             _ = new AfterCollection();
-            if (Interlocked.Exchange(ref s_queuedSweep, 1) == 0)
+
+            // A sweep only when it can find something: a memory this collection may have found dropped, a trim due, or
+            // dropped handles still queued. Most collections find none of these (every key closed by its owner), and a
+            // work item queued for nothing wakes a pool thread after every collection.
+            if ((Volatile.Read(ref s_droppedCount) != 0 || KeyMemory.SweepMayFindWork())
+                && Interlocked.Exchange(ref s_queuedSweep, 1) == 0)
             {
+                Volatile.Write(ref s_sweepsQueued, s_sweepsQueued + 1);
                 ThreadPool.UnsafeQueueUserWorkItem(
                     static _ =>
                     {
