@@ -5,9 +5,10 @@
 # (CACHEDAES_WINE_PROBE_RUNS, default 1). Each run starts one process per CASES argument, in order (shapes, clients,
 # all, or the start of case names, such as 'NeverDisposed: stock'; default shapes), so that cases given apart share no
 # heap and no collector work. Each process prints CSV (case, fastest round and median round in ns per message, bytes
-# allocated per message, collections of each generation per 1,000 messages; README.md in the probe's folder lists the
-# cases). With more than one run a summary follows: for
-# each CachedAes case, each run's ratio to stock's case of the same shape (fastest rounds) and their median. On demand,
+# allocated per message, collections of each generation per 1,000 messages, the whole process's processor time per
+# message in the median round; README.md in the probe's folder lists the cases). With more than one run a summary
+# follows: for each CachedAes case, each run's ratio to stock's case of the same shape (fastest rounds, and processor
+# time) and their medians. On demand,
 # not part of .ci/run; about 2 minutes for the publish and 1-2 minutes a run on 2 cores. Wine's bcrypt.dll is not
 # Windows's: this says how the CNG path behaves on Wine, not what Windows costs.
 #
@@ -41,13 +42,14 @@ if [ "$runs" -gt 1 ]; then
   python3 - "$out" "$runs" <<'PY'
 import csv, statistics, sys
 folder, runs = sys.argv[1], int(sys.argv[2])
-tables = []
+tables, cpu = [], [{} for _ in range(runs)]
 for run in range(1, runs + 1):
     rows = {}
     for line in open(f"{folder}/run-{run}.csv"):
-        parts = line.strip().rsplit(",", 6)
-        if len(parts) == 7 and parts[1].isdigit():
+        parts = line.strip().rsplit(",", 7)
+        if len(parts) == 8 and parts[1].isdigit():
             rows[parts[0]] = int(parts[1])
+            cpu[run - 1][parts[0]] = int(parts[7])
     tables.append(rows)
 print(f"---- summary of {runs} runs: ns per message (fastest round) in each run; ratio to stock's case of the same shape")
 for name in tables[0]:
@@ -58,6 +60,8 @@ for name in tables[0]:
     if name != stock and stock in tables[0] and None not in figures:
         ratios = [t[name] / t[stock] for t in tables]
         line += " | ratio " + ", ".join(f"{r:.2f}" for r in ratios) + f" | median {statistics.median(ratios):.2f}"
+        cpu_ratios = [c[name] / c[stock] for c in cpu]
+        line += " | processor time ratio " + ", ".join(f"{r:.2f}" for r in cpu_ratios) + f" | median {statistics.median(cpu_ratios):.2f}"
     print(line)
 PY
 fi

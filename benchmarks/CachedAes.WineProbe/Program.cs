@@ -18,7 +18,9 @@ namespace CachedCryptography.WineProbe;
 /// all, so that a slow spell of a shared machine falls on every case alike, and each case's fastest round is one the
 /// machine left it alone. Before each round the heap is collected, untimed, so that a round does not start with another
 /// case's garbage (CACHEDAES_WINE_PROBE_SETTLE: collect, none or sweep; see <c>Case.Settle</c>). Each case prints its fastest round and its median round in ns per message, with
-/// the bytes it allocated per message and the collections of each generation per 1,000 messages of its rounds. The
+/// the bytes it allocated per message, the collections of each generation per 1,000 messages of its rounds, and the
+/// processor time of the whole process per message in its median round (every thread's: the collector's, the
+/// finalizer's and the thread pool's work counts too, which a wall-clock time on a machine with idle cores hides). The
 /// client cases (<see cref="Clients"/>) are given as the second argument: <c>shapes</c> (the default), <c>clients</c>,
 /// <c>all</c>, or the start of case names. Every output is compared with stock's for the same key; a mismatch ends the
 /// run with exit code 1.
@@ -101,7 +103,7 @@ internal static class Program
             }
         }
 
-        Console.WriteLine("case,ns_per_message,ns_median_round,bytes_allocated_per_message,gen0_per_1000,gen1_per_1000,gen2_per_1000");
+        Console.WriteLine("case,ns_per_message,ns_median_round,bytes_allocated_per_message,gen0_per_1000,gen1_per_1000,gen2_per_1000,cpu_ns_median_round");
         foreach (Case c in cases)
         {
             Console.WriteLine(c.Report());
@@ -187,6 +189,7 @@ internal static class Program
     internal sealed class Case(string name, Func<bool> message, int divisor = 1)
     {
         private readonly List<double> _nanoseconds = [];
+        private readonly List<double> _cpuNanoseconds = [];
         private readonly long[] _collections = new long[3];
         private long _allocated;
         private long _measured;
@@ -210,6 +213,8 @@ internal static class Program
             bool correct = true;
             long before = GC.GetAllocatedBytesForCurrentThread();
             int[] collections = [GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2)];
+            using Process process = Process.GetCurrentProcess();
+            TimeSpan cpu = process.TotalProcessorTime;
             long start = Stopwatch.GetTimestamp();
             for (int i = 0; i < messages; i++)
             {
@@ -217,6 +222,8 @@ internal static class Program
             }
 
             _nanoseconds.Add(Stopwatch.GetElapsedTime(start).TotalNanoseconds / messages);
+            process.Refresh();
+            _cpuNanoseconds.Add((process.TotalProcessorTime - cpu).TotalNanoseconds / messages);
             _allocated = (GC.GetAllocatedBytesForCurrentThread() - before) / messages;
             for (int generation = 0; generation < 3; generation++)
             {
@@ -254,9 +261,10 @@ internal static class Program
         public string Report()
         {
             double[] sorted = [.. _nanoseconds.Order()];
+            double[] cpu = [.. _cpuNanoseconds.Order()];
             double per1000(long count) => count * 1000.0 / _measured;
             return string.Create(CultureInfo.InvariantCulture,
-                $"{Name},{sorted[0]:F0},{sorted[sorted.Length / 2]:F0},{_allocated},{per1000(_collections[0]):F3},{per1000(_collections[1]):F3},{per1000(_collections[2]):F3}");
+                $"{Name},{sorted[0]:F0},{sorted[sorted.Length / 2]:F0},{_allocated},{per1000(_collections[0]):F3},{per1000(_collections[1]):F3},{per1000(_collections[2]):F3},{cpu[cpu.Length / 2]:F0}");
         }
     }
 
