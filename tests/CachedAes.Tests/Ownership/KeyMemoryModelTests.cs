@@ -24,9 +24,9 @@ namespace CachedCryptography.Tests.Ownership;
 /// epoch nothing reports. <b>T3</b> is a call on T1's instance from another thread, racing its Dispose; in the variant
 /// without the lock it is a key change instead, writing with no reference as <c>WriteKey</c> does.</para>
 /// <para>The invariants: the memory is in one place (pooled at most once, never pooled while owned); a reference is never
-/// taken on a pooled memory; a key change writes only into its own epoch's open tenure; a live owner's reference never fails; no owner's close finds another tenure (today's code
-/// throws there); and every state can finish: a dropped owner's memory is eventually pooled, and no call retries for
-/// good.</para>
+/// taken on a pooled memory; a key change writes only into its own epoch's open tenure; a live owner's reference never
+/// fails; no owner's close finds another tenure (today's code throws there); and every state can finish: a dropped
+/// owner's memory is eventually pooled, and no call retries for good.</para>
 /// </remarks>
 public class KeyMemoryModelTests
 {
