@@ -101,6 +101,9 @@ internal sealed unsafe class KeyMemory
     /// <summary>How many have been made in this process (a test seam).</summary>
     internal static long Created => Interlocked.Read(ref s_created);
 
+    /// <summary>When the pool was last trimmed, on <see cref="Environment.TickCount64"/>'s clock (a test seam).</summary>
+    internal static long TrimmedAt => Volatile.Read(ref s_trimmedAt);
+
     /// <summary>How many memories the list holds now (a test seam).</summary>
     internal static int Listed
     {

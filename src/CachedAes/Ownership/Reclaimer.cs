@@ -50,6 +50,12 @@ internal static class Reclaimer
     /// <summary>How many sweeps collections have queued so far (a test seam).</summary>
     internal static long SweepsQueued => Volatile.Read(ref s_sweepsQueued);
 
+    /// <summary>
+    /// Whether a sweep a collection queued has not started yet (a test seam): while one waits, a collection queues no
+    /// other, however much work it finds.
+    /// </summary>
+    internal static bool SweepWaiting => Volatile.Read(ref s_queuedSweep) != 0;
+
     /// <summary>True while this thread gives back a dropped epoch's handles (a test seam: counting backends tell those apart).</summary>
     internal static bool OnReclaimingThread => t_givingBack;
 

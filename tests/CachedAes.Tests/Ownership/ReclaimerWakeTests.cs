@@ -1,5 +1,7 @@
 using System;
+using System.Collections.Generic;
 using System.Runtime.CompilerServices;
+using System.Threading;
 using CachedCryptography.Ownership;
 using CachedCryptography.Tests.Infrastructure;
 
@@ -23,10 +25,8 @@ public sealed class ReclaimerWakeTests
     public void Collections_queue_a_sweep_only_when_an_instance_was_dropped()
     {
         Message(dispose: true);
+        Quiet();
 
-        // What earlier tests dropped is closed now, and the pool's next trim is not due for 20 seconds.
-        TestUtil.CollectDropped();
-        _ = KeyMemory.TrimPool(Environment.TickCount64 + KeyMemory.TrimIntervalMilliseconds);
         long before = Reclaimer.SweepsQueued;
         for (int i = 0; i < 5; i++)
         {
@@ -35,13 +35,58 @@ public sealed class ReclaimerWakeTests
             GC.WaitForPendingFinalizers();
         }
 
-        Assert.Equal(before, Reclaimer.SweepsQueued);
+        long queued = Reclaimer.SweepsQueued - before;
+        Assert.True(queued == 0, $"collections after disposed instances queued {queued} sweeps; {State()}");
 
         Message(dispose: false);
         GC.Collect();
         GC.WaitForPendingFinalizers();
-        Assert.True(Reclaimer.SweepsQueued > before, "the collection that found a dropped instance queued no sweep");
+        Assert.True(
+            Reclaimer.SweepsQueued > before, $"the collection that found a dropped instance queued no sweep; {State()}");
         TestUtil.CollectDropped();
+    }
+
+    // Brings the process to where a collection finds no work, or fails saying why not. What earlier tests dropped is
+    // closed, and no sweep is still waiting for a pool thread (while one waits, a collection queues no other, so the
+    // dropped instance's collection would count none). The pool is trimmed twice with the clock moved on: the second
+    // trim frees every pooled memory beyond the floor, so the list is short enough for the finalizer to check (a list
+    // longer than KeyMemory.SweepCheckLimit always answers "may find work"; earlier tests can leave that many pooled),
+    // and the next trim is not due for 20 seconds at least. Another thread may still drop an instance of its own, so
+    // this retries for a while before it gives up.
+    private static void Quiet()
+    {
+        long deadline = Environment.TickCount64 + 30_000;
+        while (true)
+        {
+            TestUtil.CollectDropped();
+            long clock = Math.Max(Environment.TickCount64, KeyMemory.TrimmedAt);
+            _ = KeyMemory.TrimPool(clock + KeyMemory.TrimIntervalMilliseconds);
+            _ = KeyMemory.TrimPool(clock + (2 * KeyMemory.TrimIntervalMilliseconds));
+            while (Reclaimer.SweepWaiting && Environment.TickCount64 < deadline)
+            {
+                Thread.Sleep(1);
+            }
+
+            if (!Reclaimer.SweepWaiting && !KeyMemory.SweepMayFindWork())
+            {
+                return;
+            }
+
+            if (Environment.TickCount64 > deadline)
+            {
+                Assert.Fail($"no quiet moment in 30 seconds; {State()}");
+            }
+
+            Thread.Sleep(10);
+        }
+    }
+
+    private static string State()
+    {
+        var mayBeDropped = new List<KeyMemory>();
+        KeyMemory.AddMayBeDropped(mayBeDropped);
+        return $"listed {KeyMemory.Listed} (check limit {KeyMemory.SweepCheckLimit}), may be dropped {mayBeDropped.Count}, "
+            + $"sweep waiting {Reclaimer.SweepWaiting}, trimmed {Environment.TickCount64 - KeyMemory.TrimmedAt} ms ago";
     }
 
     // A new instance, one message, and Dispose, or the instance dropped (not inlined: nothing of it stays on this frame).
