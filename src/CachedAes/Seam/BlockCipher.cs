@@ -45,12 +45,6 @@ internal abstract class BlockCipher
     public int KeyVersion { get; set; }
 
     /// <summary>
-    /// Whether a call has used the handle since it was last keyed (set by the epoch). A key change re-keys handles that
-    /// were used and gives back the others.
-    /// </summary>
-    public bool Used { get; set; }
-
-    /// <summary>
     /// ECB: transforms whole blocks, and <paramref name="iv"/> is empty. CBC: transforms one whole message that
     /// starts at <paramref name="iv"/> (16 bytes), whatever the handle did before.
     /// </summary>
